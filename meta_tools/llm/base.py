@@ -1,0 +1,222 @@
+"""The model boundary (`ChatModel`) and the retry loop shared by the real clients.
+
+Both HTTP clients (`OpenAIChatModel`, `DashScopeChatModel`) turn off their
+SDK's own retries and run every call through `call_with_retries`, so the two
+behave alike: exponential backoff with jitter, `Retry-After` honoured, 429,
+5xx, connection errors and timeouts retried, everything else raised at once,
+and one `ModelError` at the end that names the endpoint and model, never the key.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import anyio
+
+from ..exceptions import ModelError
+from .types import AssistantTurn, ChatRequest
+
+__all__ = [
+    "ChatModel",
+    "Failure",
+    "RetryPolicy",
+    "call_with_retries",
+    "dump_arguments",
+    "is_retryable_status",
+    "load_arguments",
+    "resolve_api_key",
+    "retry_after_from_headers",
+]
+
+logger = logging.getLogger("meta_tools.llm")
+
+T = TypeVar("T")
+
+#: Statuses worth another attempt: request timeout, rate limit, server errors.
+RETRYABLE_STATUSES = frozenset({408, 429})
+
+#: A server may ask for a long pause; we wait at most this long per retry.
+MAX_RETRY_AFTER_S = 60.0
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that answers a chat request with one assistant turn."""
+
+    async def complete(self, request: ChatRequest) -> AssistantTurn:
+        """Send the conversation and offered tools; return the model's turn.
+
+        Raises:
+            ModelError: the model could not answer (after any retries).
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed attempt, as the retry loop sees it.
+
+    Attributes:
+        cause: A short description for the final error, e.g. ``"HTTP 503: busy"``.
+        retryable: Whether another attempt may succeed.
+        retry_after: Seconds the server asked us to wait, if it said.
+    """
+
+    cause: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+def is_retryable_status(status: int) -> bool:
+    """True for 408, 429 and every 5xx."""
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How many times to retry and how long to wait in between.
+
+    The n-th retry (0-based) waits ``backoff_s * 2**n`` seconds, capped at
+    ``max_backoff_s``, scaled by a random factor in [0.5, 1.0] so that
+    concurrent callers spread out. A server's ``Retry-After`` replaces the
+    computed wait (up to `MAX_RETRY_AFTER_S`).
+    """
+
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries!r}")
+        if self.backoff_s < 0:
+            raise ValueError(f"backoff_s must be >= 0, got {self.backoff_s!r}")
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), MAX_RETRY_AFTER_S)
+        base = min(self.backoff_s * (2**retry), self.max_backoff_s)
+        return base * random.uniform(0.5, 1.0)
+
+
+def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
+    """Read ``retry-after-ms`` or ``Retry-After`` (in seconds) from response headers.
+
+    Header lookup is case-insensitive when `headers` is an httpx ``Headers``;
+    an HTTP-date value is ignored (the computed backoff applies instead).
+    """
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) * scale, 0.0)
+        except ValueError:
+            continue
+    return None
+
+
+def _redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    classify: Callable[[Exception], Failure | None],
+    policy: RetryPolicy,
+    endpoint: str,
+    model: str,
+    secrets: Sequence[str] = (),
+) -> T:
+    """Run `attempt` until it succeeds, retrying the failures `classify` allows.
+
+    Args:
+        attempt: Makes one request; called again for each retry.
+        classify: Maps an exception from `attempt` to a `Failure`; `None`
+            means "not a model failure" and the exception propagates unchanged.
+        policy: Retry count and backoff.
+        endpoint: The base URL, named in the final error.
+        model: The model name, named in the final error.
+        secrets: Strings (the API key) scrubbed from every error message.
+
+    Raises:
+        ModelError: a non-retryable failure, or retries exhausted.
+    """
+    attempts = policy.max_retries + 1
+    for number in range(attempts):
+        try:
+            return await attempt()
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            cause = _redact(failure.cause, secrets)
+            where = f"model {model!r} at {endpoint!r}"
+            if not failure.retryable:
+                raise ModelError(f"{where} failed (not retried): {cause}") from exc
+            if number == attempts - 1:
+                raise ModelError(
+                    f"{where} failed after {attempts} attempt{'s' if attempts != 1 else ''};"
+                    f" last error: {cause}"
+                ) from exc
+            wait = policy.delay(number, failure.retry_after)
+            logger.info(
+                "%s: attempt %d/%d failed (%s); retrying in %.2fs",
+                where,
+                number + 1,
+                attempts,
+                cause,
+                wait,
+            )
+            await anyio.sleep(wait)
+    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+
+def load_arguments(raw: str | None) -> dict[str, Any] | str:
+    """Parse tool-call arguments sent as a JSON string.
+
+    An empty string means no arguments. Text that is not a JSON object is
+    returned unchanged, so the tool layer can tell the model what was wrong.
+    """
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
+
+
+def dump_arguments(arguments: Mapping[str, Any] | str) -> str:
+    """Serialise tool-call arguments for the wire; a raw string is sent as it was."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def resolve_api_key(api_key: str | None, api_key_env: str, owner: str) -> str:
+    """Return `api_key`, else the value of the environment variable `api_key_env`.
+
+    Raises:
+        ModelError: neither is set.
+    """
+    key = api_key or os.environ.get(api_key_env)
+    if not key:
+        raise ModelError(
+            f"{owner} has no API key: pass api_key=... or set the environment"
+            f" variable {api_key_env!r}"
+        )
+    return key

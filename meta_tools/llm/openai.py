@@ -1,0 +1,205 @@
+"""`OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint, via the openai SDK."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import cast
+
+import httpx2
+import openai
+from openai import AsyncOpenAI, omit
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionAssistantMessageParam,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+    ChatCompletionToolUnionParam,
+)
+from typing_extensions import Self
+
+from ..exceptions import ModelError
+from .base import (
+    Failure,
+    RetryPolicy,
+    call_with_retries,
+    dump_arguments,
+    is_retryable_status,
+    load_arguments,
+    resolve_api_key,
+    retry_after_from_headers,
+)
+from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
+
+__all__ = ["OpenAIChatModel"]
+
+
+def _to_wire(message: Message) -> ChatCompletionMessageParam:
+    if message.role == "tool":
+        if message.tool_call_id is None:
+            raise ModelError(
+                "a message with role 'tool' needs tool_call_id (the id of the call it answers)"
+            )
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant":
+        wire: ChatCompletionAssistantMessageParam = {
+            "role": "assistant",
+            # OpenAI wants null, not "", when the turn is only tool calls.
+            "content": message.content if message.content or not message.tool_calls else None,
+        }
+        if message.tool_calls:
+            wire["tool_calls"] = [_call_to_wire(call) for call in message.tool_calls]
+        if message.name is not None:
+            wire["name"] = message.name
+        return wire
+    if message.role == "system":
+        if message.name is not None:
+            return {"role": "system", "content": message.content, "name": message.name}
+        return {"role": "system", "content": message.content}
+    if message.name is not None:
+        return {"role": "user", "content": message.content, "name": message.name}
+    return {"role": "user", "content": message.content}
+
+
+def _call_to_wire(call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": dump_arguments(call.arguments)},
+    }
+
+
+def _classify(exc: Exception) -> Failure | None:
+    # APITimeoutError subclasses APIConnectionError: test it first.
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("request timed out", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure(f"connection error: {exc}", retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        return Failure(
+            f"HTTP {exc.status_code}: {exc.message}",
+            retryable=is_retryable_status(exc.status_code),
+            retry_after=retry_after_from_headers(exc.response.headers),
+        )
+    if isinstance(exc, openai.OpenAIError):
+        return Failure(f"{type(exc).__name__}: {exc}", retryable=False)
+    return None
+
+
+class OpenAIChatModel:
+    """A `ChatModel` backed by ``openai.AsyncOpenAI`` (OpenAI, Qwen compatible mode, vLLM...).
+
+    The SDK's own retries are off; `call_with_retries` retries 429, 5xx,
+    connection errors and timeouts up to `max_retries` times.
+
+    Args:
+        model: The model name sent with every request.
+        base_url: The API root, e.g. ``"https://api.openai.com/v1"``; the SDK
+            default (``OPENAI_BASE_URL`` or OpenAI) when None.
+        api_key: The key; read from the environment variable `api_key_env` when None.
+        api_key_env: Where to find the key when `api_key` is not given.
+        timeout: Seconds per request attempt.
+        max_retries: Retries after the first attempt.
+        backoff_s: First backoff delay; doubles on every retry.
+        http_client: An ``httpx2.AsyncClient`` to send requests with (tests,
+            proxies); the SDK closes it in `aclose`.
+
+    Raises:
+        ModelError: no API key was given or found.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.model = model
+        self._policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
+        self._api_key = resolve_api_key(api_key, api_key_env, f"OpenAIChatModel({model!r})")
+        self._client = AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=http_client,
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to."""
+        return str(self._client.base_url)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def complete(self, request: ChatRequest) -> AssistantTurn:
+        """Send one chat-completions request and return the model's turn.
+
+        Raises:
+            ModelError: retries exhausted, a non-retryable HTTP error, or a
+                response without choices (not retried: the server answered).
+        """
+        messages = [_to_wire(message) for message in request.messages]
+        tools = cast("list[ChatCompletionToolUnionParam]", request.tools)
+
+        async def attempt() -> ChatCompletion:
+            return await self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                tools=tools if tools else omit,
+                tool_choice="auto" if tools else omit,
+            )
+
+        completion = await call_with_retries(
+            attempt,
+            classify=_classify,
+            policy=self._policy,
+            endpoint=self.base_url,
+            model=self.model,
+            secrets=(self._api_key,),
+        )
+        return self._to_turn(completion)
+
+    def _to_turn(self, completion: ChatCompletion) -> AssistantTurn:
+        if not completion.choices:
+            raise ModelError(
+                f"model {self.model!r} at {self.base_url!r} returned no choices"
+                f" (response id {completion.id!r})"
+            )
+        message = completion.choices[0].message
+        calls: list[ToolCall] = []
+        for call in message.tool_calls or []:
+            if isinstance(call, ChatCompletionMessageFunctionToolCall):
+                arguments = load_arguments(call.function.arguments)
+                calls.append(ToolCall(id=call.id, name=call.function.name, arguments=arguments))
+            else:  # a custom (free-text) tool call: keep its raw input
+                calls.append(ToolCall(id=call.id, name=call.custom.name, arguments=call.custom.input))
+        usage = None
+        if completion.usage is not None:
+            usage = Usage(
+                prompt_tokens=completion.usage.prompt_tokens,
+                completion_tokens=completion.usage.completion_tokens,
+            )
+        return AssistantTurn(text=message.content, tool_calls=calls, usage=usage)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool; calling it twice is harmless."""
+        await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,61 @@
+"""Provider-neutral chat types: what goes to a model and what comes back."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "Usage"]
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+class ToolCall(BaseModel):
+    """One function call requested by the model.
+
+    `arguments` is a dict, or the raw string when the model sent JSON that
+    does not parse (the tool layer answers that with an error the model can fix).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=_call_id)
+    name: str
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Message(BaseModel):
+    """A chat message; `content` may be empty when the message carries tool calls."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class AssistantTurn(BaseModel):
+    """What the model answered: text, tool calls, or both."""
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+
+    def as_message(self) -> Message:
+        return Message(role="assistant", content=self.text or "", tool_calls=self.tool_calls)
+
+
+class ChatRequest(BaseModel):
+    """Messages plus the tools offered, as OpenAI function schemas."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] = Field(default_factory=list)

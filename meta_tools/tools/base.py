@@ -1,0 +1,177 @@
+"""`BaseTool` and `ToolParameter`: the level-1 tool contract every source implements."""
+
+from __future__ import annotations
+
+import functools
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+import anyio.to_thread
+from mcp.types import Tool as McpTool
+from pydantic import BaseModel, ConfigDict
+
+from ..exceptions import ToolError, ToolExecutionError
+from .schema import args_model_from_parameters, validate_arguments
+
+__all__ = ["BaseTool", "PromptType", "ToolContext", "ToolParameter"]
+
+PromptType = Literal["default", "openai"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What the runtime injects into a tool: never part of the schema the LLM sees."""
+
+    tool_call_id: str
+    category: str | None = None
+    run_id: str | None = None
+
+
+class ToolParameter(BaseModel):
+    """One parameter of a tool, as shown in the default prompt format.
+
+    `json_schema` keeps the full property schema when there is more to it
+    than a type (enums, items, nested objects); the prompt shows `type`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    type: str
+    description: str
+    required: bool = True
+    json_schema: dict[str, Any] | None = None
+
+    def prompt_entry(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "required": self.required,
+        }
+
+    def property_schema(self) -> dict[str, Any]:
+        if self.json_schema is None:
+            return {"type": self.type, "description": self.description}
+        rest = {k: v for k, v in self.json_schema.items() if k not in ("type", "description")}
+        head = {"type": self.json_schema["type"]} if "type" in self.json_schema else {}
+        tail = {"description": self.description} if self.description else {}
+        return {**head, **rest, **tail}
+
+
+class BaseTool(ABC):
+    """A tool: a name, a description, parameters, and a way to execute it.
+
+    Subclasses implement `name`, `description`, `args` and `execute` (or set
+    `is_async` and implement `async_execute`). Everything else (schemas,
+    prompts, validated calls) is derived here, so a subclass need not call
+    `super().__init__()`.
+    """
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def description(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def args(self) -> dict[str, ToolParameter]: ...
+
+    @property
+    def is_async(self) -> bool:
+        return False
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"tool {self.name!r} has no synchronous execute()")
+
+    async def async_execute(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"tool {self.name!r} has no async_execute()")
+
+    @cached_property
+    def args_model(self) -> type[BaseModel]:
+        """The pydantic model that validates every call of this tool."""
+        return args_model_from_parameters(
+            self.name,
+            {key: (p.json_schema or {"type": p.type}, p.required) for key, p in self.args.items()},
+        )
+
+    @cached_property
+    def parameters_schema(self) -> dict[str, Any]:
+        """JSON schema (`type: object`) of the arguments, as offered to the LLM."""
+        return {
+            "type": "object",
+            "properties": {key: p.property_schema() for key, p in self.args.items()},
+            "required": [key for key, p in self.args.items() if p.required],
+        }
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool as an OpenAI function tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters_schema,
+            },
+        }
+
+    def mcp_tool(self) -> McpTool:
+        """The tool in MCP shape (name, description, inputSchema)."""
+        return McpTool(
+            name=self.name, description=self.description, input_schema=self.parameters_schema
+        )
+
+    async def get_prompt(self, prompt_type: PromptType = "default") -> str:
+        """The tool described in one line of prompt text (DB-GPT's format)."""
+        if prompt_type == "openai":
+            parameters = json.dumps(self.parameters_schema, ensure_ascii=False)
+        else:
+            entries = [p.prompt_entry() for p in self.args.values()]
+            parameters = json.dumps(entries, ensure_ascii=False)
+        return (
+            f"{self.name}: Call this tool to interact with the {self.name} API. "
+            f"What is the {self.name} API useful for? {self.description} "
+            f"Parameters: {parameters}"
+        )
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        """Coerce and check LLM arguments; raises `ToolArgumentsError` listing every problem."""
+        return validate_arguments(self.name, self.args_model, arguments)
+
+    def injected_arguments(self, context: ToolContext) -> dict[str, Any]:
+        """Runtime-filled parameters (`tool_call_id`, the context); none by default."""
+        return {}
+
+    async def call(
+        self, arguments: Mapping[str, Any] | str | None, *, context: ToolContext | None = None
+    ) -> Any:
+        """Validate `arguments` and run the tool; sync tools run in a worker thread.
+
+        Raises:
+            ToolError: invalid arguments, or the tool raised (wrapped as ToolExecutionError).
+        """
+        values = self.validate_arguments(arguments)
+        if context is not None:
+            values.update(self.injected_arguments(context))
+        try:
+            if self.is_async:
+                return await self.async_execute(**values)
+            run = functools.partial(self.execute, **values)
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(f"{type(exc).__name__}: {exc}") from exc
+
+    def __str__(self) -> str:
+        return f"Tool: {self.name} ({self.description})"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
