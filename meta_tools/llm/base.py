@@ -102,7 +102,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `retry` (0-based)."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), MAX_RETRY_AFTER_S)
-        base = min(self.backoff_s * (2**retry), self.max_backoff_s)
+        base = min(self.backoff_s * 2.0**retry, self.max_backoff_s)
         return base * random.uniform(0.5, 1.0)
 
 

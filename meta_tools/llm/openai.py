@@ -76,13 +76,17 @@ def _classify(exc: Exception) -> Failure | None:
     if isinstance(exc, openai.APIConnectionError):
         return Failure(f"connection error: {exc}", retryable=True)
     if isinstance(exc, openai.APIStatusError):
+        detail = exc.message.removeprefix(f"Error code: {exc.status_code} - ")
         return Failure(
-            f"HTTP {exc.status_code}: {exc.message}",
+            f"HTTP {exc.status_code}: {detail}",
             retryable=is_retryable_status(exc.status_code),
             retry_after=retry_after_from_headers(exc.response.headers),
         )
     if isinstance(exc, openai.OpenAIError):
         return Failure(f"{type(exc).__name__}: {exc}", retryable=False)
+    if isinstance(exc, ValueError):
+        # e.g. a 200 reply whose JSON does not parse.
+        return Failure(f"invalid request or response: {exc}", retryable=False)
     return None
 
 
@@ -168,6 +172,12 @@ class OpenAIChatModel:
         return self._to_turn(completion)
 
     def _to_turn(self, completion: ChatCompletion) -> AssistantTurn:
+        # The SDK hands back the raw text when a 200 reply is not JSON.
+        if not isinstance(completion, ChatCompletion):
+            raise ModelError(
+                f"model {self.model!r} at {self.base_url!r} did not answer with a chat"
+                f" completion: {str(completion)[:200]!r}"
+            )
         if not completion.choices:
             raise ModelError(
                 f"model {self.model!r} at {self.base_url!r} returned no choices"
@@ -180,7 +190,9 @@ class OpenAIChatModel:
                 arguments = load_arguments(call.function.arguments)
                 calls.append(ToolCall(id=call.id, name=call.function.name, arguments=arguments))
             else:  # a custom (free-text) tool call: keep its raw input
-                calls.append(ToolCall(id=call.id, name=call.custom.name, arguments=call.custom.input))
+                calls.append(
+                    ToolCall(id=call.id, name=call.custom.name, arguments=call.custom.input)
+                )
         usage = None
         if completion.usage is not None:
             usage = Usage(

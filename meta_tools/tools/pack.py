@@ -78,10 +78,10 @@ class ToolPack:
             return self._tools[name]
         except KeyError:
             close = difflib.get_close_matches(name, self._tools, n=3, cutoff=0.5)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
             known = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(
-                f"unknown tool {name!r}{hint} Available tools: {known}"
+                f"unknown tool {name!r}.{hint} Available tools: {known}"
             ) from None
 
     def openai_tools(self) -> list[dict[str, Any]]:

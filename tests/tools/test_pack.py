@@ -42,7 +42,7 @@ def test_unknown_tool_names_close_matches_and_lists_the_tools() -> None:
     pack = ToolPack([nap, fail])
     with pytest.raises(ToolNotFoundError) as caught:
         pack.get_tool("nao")
-    assert str(caught.value) == "unknown tool 'nao'; did you mean 'nap'? Available tools: nap, fail"
+    assert str(caught.value) == "unknown tool 'nao'. Did you mean 'nap'? Available tools: nap, fail"
 
 
 async def test_three_one_second_tools_finish_in_about_one_second() -> None:

@@ -1,0 +1,317 @@
+"""`Meta_tool_config.json`: its schema, loading, `${VAR}` expansion and error reporting.
+
+The seed's format stays valid: every top-level key that is not a section name
+is a category (`description`, `tool_usage_notes`, `tools`). Optional sections:
+`model`, `mcp_servers`, `builtins`, `defaults`, `prompts_dir`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from .exceptions import ConfigError
+
+__all__ = [
+    "SECTIONS",
+    "BuiltinsConfig",
+    "CacheConfig",
+    "CategoryConfig",
+    "DefaultsConfig",
+    "HttpServerConfig",
+    "McpServerConfig",
+    "MetaToolsConfig",
+    "ModelConfig",
+    "StdioServerConfig",
+    "expand_env",
+    "json_path",
+]
+
+SECTIONS = ("model", "mcp_servers", "builtins", "defaults", "prompts_dir")
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CacheConfig(_Strict):
+    """Memoise tool results by (tool, canonical arguments); errors are never cached."""
+
+    ttl_s: float = Field(300.0, gt=0)
+    max_entries: int = Field(1024, ge=1)
+    redis_url: str | None = None
+
+
+class DefaultsConfig(_Strict):
+    """Limits that apply to every category unless the category overrides them."""
+
+    max_iterations: int = Field(5, ge=1, le=50)
+    tool_timeout_s: float = Field(30.0, gt=0)
+    max_tools_per_prompt: int = Field(20, ge=1)
+    max_result_chars: int = Field(4000, ge=200)
+    category_memory: int = Field(10, ge=0, le=1000)
+
+
+class CategoryConfig(_Strict):
+    """One category: what it is for, how to use its tools, and which tools (names or globs)."""
+
+    description: str = Field(min_length=1)
+    tool_usage_notes: str = ""
+    tools: list[str] = Field(min_length=1)
+    pinned: list[str] = Field(default_factory=list)
+    max_iterations: int | None = Field(None, ge=1, le=50)
+    tool_timeout_s: float | None = Field(None, gt=0)
+    max_tools_per_prompt: int | None = Field(None, ge=1)
+    cache: CacheConfig | None = None
+
+
+class ModelConfig(_Strict):
+    """The LLM that runs the category loops."""
+
+    provider: Literal["openai", "dashscope", "sampling"] = "openai"
+    name: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+
+
+class _ServerBase(_Strict):
+    prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,32}$")
+    connect: Literal["start", "first_use"] = "start"
+    timeout_s: float = Field(30.0, gt=0)
+    cache: CacheConfig | None = None
+
+
+class StdioServerConfig(_ServerBase):
+    transport: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpServerConfig(_ServerBase):
+    transport: Literal["streamable_http", "sse"]
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+McpServerConfig = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
+
+
+class PythonBuiltinConfig(_Strict):
+    timeout_s: float = Field(10.0, gt=0)
+    max_output_chars: int = Field(10_000, ge=100)
+
+
+class ShellBuiltinConfig(_Strict):
+    timeout_s: float = Field(10.0, gt=0)
+    max_output_chars: int = Field(10_000, ge=100)
+    allowed_commands: list[str] = Field(
+        default_factory=lambda: ["ls", "cat", "echo", "wc", "grep", "head", "tail", "date", "pwd"]
+    )
+
+
+class FileBuiltinConfig(_Strict):
+    roots: list[str] = Field(min_length=1)
+    max_bytes: int = Field(200_000, ge=100)
+
+
+class BuiltinsConfig(_Strict):
+    """Built-in tools; each is off unless named here."""
+
+    execute_python_code: PythonBuiltinConfig | None = None
+    execute_shell_command: ShellBuiltinConfig | None = None
+    read_file: FileBuiltinConfig | None = None
+    list_directory: FileBuiltinConfig | None = None
+
+
+class MetaToolsConfig(_Strict):
+    """The whole configuration file."""
+
+    categories: dict[str, CategoryConfig] = Field(min_length=1)
+    model: ModelConfig = ModelConfig()
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    builtins: BuiltinsConfig = BuiltinsConfig()
+    defaults: DefaultsConfig = DefaultsConfig()
+    prompts_dir: str | None = None
+    source: str = Field("<memory>", exclude=True)
+    base_dir: str = Field(".", exclude=True)
+    _secrets: frozenset[str] = PrivateAttr(default=frozenset())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_categories(cls, data: Any) -> Any:
+        """The seed's format: every non-section top-level key is a category."""
+        if not isinstance(data, Mapping) or "categories" in data:
+            return data
+        sections = {k: v for k, v in data.items() if k in SECTIONS or k in ("source", "base_dir")}
+        categories = {k: v for k, v in data.items() if k not in sections}
+        return {**sections, "categories": categories}
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None
+    ) -> MetaToolsConfig:
+        """Read, expand `${VAR}` and validate a config file.
+
+        Raises:
+            ConfigError: listing every problem, each naming the file and the field.
+        """
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                str(file), [f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
+            ) from None
+        return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
+
+    @classmethod
+    def from_data(
+        cls,
+        raw: Any,
+        *,
+        source: str = "<memory>",
+        base_dir: str = ".",
+        env: Mapping[str, str] | None = None,
+    ) -> MetaToolsConfig:
+        """Validate already-parsed JSON data (see `load`)."""
+        if not isinstance(raw, Mapping):
+            raise ConfigError(
+                source, [f"$: the top level must be a JSON object, got {type(raw).__name__}"]
+            )
+        problems: list[str] = []
+        secrets: set[str] = set()
+        expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
+        try:
+            config = cls.model_validate({**expanded, "source": source, "base_dir": base_dir})
+        except ValidationError as exc:
+            problems.extend(_describe(exc))
+        if problems:
+            raise ConfigError(source, problems)
+        config._secrets = frozenset(s for s in secrets if s)
+        return config
+
+    def prompts_path(self) -> Path | None:
+        if self.prompts_dir is None:
+            return None
+        return (Path(self.base_dir) / self.prompts_dir).resolve()
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """Values that came from `${VAR}` references: never to be printed."""
+        return self._secrets
+
+
+def json_path(loc: Iterable[int | str]) -> str:
+    """`("categories", "Maps", "tools", 2)` -> `$."Maps".tools[2]` (the file's own layout)."""
+    parts = list(loc)
+    if parts[:1] == ["categories"] and len(parts) > 1:
+        parts = parts[1:]
+        out = f"$.{json.dumps(parts[0], ensure_ascii=False)}"
+        parts = parts[1:]
+    else:
+        out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}"
+        else:
+            out += f".{json.dumps(part, ensure_ascii=False)}"
+    return out
+
+
+def _describe(exc: ValidationError) -> list[str]:
+    problems: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = [
+            p
+            for p in err["loc"]
+            if not (isinstance(p, str) and p in ("stdio", "streamable_http", "sse"))
+        ]
+        where = json_path(loc)
+        if err["type"] == "extra_forbidden":
+            parent = _model_at(loc[:-1])
+            known = f"; valid keys: {', '.join(parent.model_fields)}" if parent else ""
+            problems.append(f"{where}: unknown key{known}")
+        elif err["type"] == "missing":
+            hint = ""
+            if len(loc) == 3 and loc[0] == "categories":
+                hint = f" (if {loc[1]!r} was meant as a section, the sections are {', '.join(SECTIONS)})"
+            problems.append(f"{where}: field required{hint}")
+        else:
+            shown = repr(err.get("input"))
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            problems.append(f"{where}: {err['msg']} (got {shown})")
+    return problems
+
+
+def _model_at(loc: list[Any]) -> type[BaseModel] | None:
+    """The config model that owns the field at `loc` (for listing valid keys)."""
+    model: type[BaseModel] = MetaToolsConfig
+    index = 0
+    while index < len(loc):
+        key = loc[index]
+        if key in ("categories", "mcp_servers"):
+            if index + 1 >= len(loc):
+                return None
+            model = CategoryConfig if key == "categories" else StdioServerConfig
+            index += 2
+            continue
+        field = model.model_fields.get(str(key))
+        annotation = getattr(field, "annotation", None)
+        inner = [a for a in getattr(annotation, "__args__", (annotation,)) if isinstance(a, type)]
+        nested = [a for a in inner if issubclass(a, BaseModel)]
+        if not nested:
+            return None
+        model = nested[0]
+        index += 1
+    return model
+
+
+def expand_env(
+    value: Any,
+    env: Mapping[str, str],
+    problems: list[str],
+    secrets: set[str],
+    loc: tuple[Any, ...] = (),
+) -> Any:
+    """Replace `${VAR}` in every string; an unset variable is a problem naming the field."""
+    if isinstance(value, str):
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                problems.append(
+                    f"{json_path(_as_loc(loc))}: environment variable {name!r} is not set"
+                )
+                return ""
+            secrets.add(env[name])
+            return env[name]
+
+        return _ENV.sub(substitute, value)
+    if isinstance(value, Mapping):
+        return {k: expand_env(v, env, problems, secrets, (*loc, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, env, problems, secrets, (*loc, i)) for i, v in enumerate(value)]
+    return value
+
+
+def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
+    if loc and loc[0] not in SECTIONS:
+        return ["categories", *loc]
+    return list(loc)

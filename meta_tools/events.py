@@ -1,0 +1,84 @@
+"""Events of a category run: one per step, for progress reports and traces."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "Evaluated",
+    "EventSink",
+    "RunEvent",
+    "RunFinished",
+    "RunStarted",
+    "ToolFinished",
+    "ToolsSelected",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """Common fields: which run, of which category, at which round."""
+
+    run_id: str
+    category: str
+    round: int
+
+    @property
+    def kind(self) -> str:
+        return _KINDS[type(self)]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted(RunEvent):
+    objective: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsSelected(RunEvent):
+    tools: tuple[str, ...] = ()
+    duration_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished(RunEvent):
+    tool: str = ""
+    call_id: str = ""
+    ok: bool = True
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated(RunEvent):
+    decision: str = ""  # "more_tools" or "final"
+    duration_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished(RunEvent):
+    status: str = ""
+    duration_s: float = 0.0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_KINDS: dict[type[RunEvent], str] = {
+    RunStarted: "run_started",
+    ToolsSelected: "tools_selected",
+    ToolFinished: "tool_finished",
+    Evaluated: "evaluated",
+    RunFinished: "run_finished",
+}
+
+EventSink = Callable[[RunEvent], Awaitable[None]]

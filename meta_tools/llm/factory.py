@@ -1,0 +1,45 @@
+"""Build the category loops' model from the config's `model` section."""
+
+from __future__ import annotations
+
+from ..config import ModelConfig
+from ..exceptions import ConfigError
+from .base import ChatModel
+
+__all__ = ["model_from_config"]
+
+
+def model_from_config(config: ModelConfig) -> ChatModel:
+    """An OpenAI-compatible or DashScope client; `sampling` is built by the MCP server.
+
+    Raises:
+        ConfigError: `sampling` outside `meta-tools serve`.
+        ModelError: the API key's environment variable is not set.
+    """
+    if config.provider == "openai":
+        from .openai import OpenAIChatModel
+
+        return OpenAIChatModel(
+            config.name,
+            base_url=config.base_url,
+            api_key_env=config.api_key_env or "OPENAI_API_KEY",
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+        )
+    if config.provider == "dashscope":
+        from .dashscope import DashScopeChatModel
+
+        return DashScopeChatModel(
+            config.name,
+            base_url=config.base_url,
+            api_key_env=config.api_key_env or "DASHSCOPE_API_KEY",
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+        )
+    raise ConfigError(
+        "model",
+        [
+            "$.model.provider: 'sampling' uses the MCP host's own model and works only when the "
+            "router is served over MCP (meta-tools serve); pass model= or choose 'openai' or 'dashscope'"
+        ],
+    )

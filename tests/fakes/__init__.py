@@ -1,0 +1,1 @@
+"""Fakes of outside services (LLM APIs) for tests."""

@@ -1,0 +1,1 @@
+"""Tests of the model layer, `meta_tools.llm`."""
