@@ -143,8 +143,8 @@ class MetaToolsConfig(_Strict):
     builtins: BuiltinsConfig = BuiltinsConfig()
     defaults: DefaultsConfig = DefaultsConfig()
     prompts_dir: str | None = None
-    source: str = Field("<memory>", exclude=True)
-    base_dir: str = Field(".", exclude=True)
+    _source: str = PrivateAttr(default="<memory>")
+    _base_dir: str = PrivateAttr(default=".")
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())
 
     @model_validator(mode="before")
@@ -153,7 +153,7 @@ class MetaToolsConfig(_Strict):
         """The seed's format: every non-section top-level key is a category."""
         if not isinstance(data, Mapping) or "categories" in data:
             return data
-        sections = {k: v for k, v in data.items() if k in SECTIONS or k in ("source", "base_dir")}
+        sections = {k: v for k, v in data.items() if k in SECTIONS}
         categories = {k: v for k, v in data.items() if k not in sections}
         return {**sections, "categories": categories}
 
@@ -197,13 +197,36 @@ class MetaToolsConfig(_Strict):
         secrets: set[str] = set()
         expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
         try:
-            config = cls.model_validate({**expanded, "source": source, "base_dir": base_dir})
+            config = cls.model_validate(expanded)
         except ValidationError as exc:
             problems.extend(_describe(exc))
         if problems:
             raise ConfigError(source, problems)
+        config._source, config._base_dir = source, base_dir
         config._secrets = frozenset(s for s in secrets if s)
         return config
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The schema of the *file*: sections by name, every other key a category."""
+        schema = super().model_json_schema(*args, **kwargs)
+        categories = schema["properties"].pop("categories")
+        schema["required"] = [r for r in schema.get("required", []) if r != "categories"]
+        if not schema["required"]:
+            del schema["required"]
+        schema["additionalProperties"] = categories["additionalProperties"]
+        schema["minProperties"] = 1
+        schema["title"] = "Meta_tool_config.json"
+        return schema
+
+    @property
+    def source(self) -> str:
+        """The file this config was read from (for error messages)."""
+        return self._source
+
+    @property
+    def base_dir(self) -> str:
+        return self._base_dir
 
     def prompts_path(self) -> Path | None:
         if self.prompts_dir is None:

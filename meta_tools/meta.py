@@ -24,7 +24,7 @@ from .tools.pack import ToolPack, as_tool
 
 __all__ = ["CATEGORY_SENTENCE", "MetaManager", "category_parameters", "resolve_tools"]
 
-CATEGORY_SENTENCE = "It picks and runs the right tool itself from your objective and exact input."
+CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 
 
 def category_parameters() -> dict[str, Any]:
@@ -32,10 +32,10 @@ def category_parameters() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "objective": {"type": "string", "description": "The goal to reach, stated clearly."},
+            "objective": {"type": "string", "description": "The goal, stated clearly."},
             "exact_input": {
                 "type": "string",
-                "description": "The complete, precise input to work on (values, names, text).",
+                "description": "The complete, exact input to work on.",
             },
         },
         "required": ["objective", "exact_input"],

@@ -18,7 +18,7 @@ from dashscope.v2.types.completions import ChatCompletion
 from dashscope.v2.types.messages import MessageInput
 from typing_extensions import Self
 
-from ..exceptions import ModelError
+from ..exceptions import ClosedError, ModelError
 from .base import (
     Failure,
     RetryPolicy,
@@ -144,9 +144,12 @@ class DashScopeChatModel:
         """Send one native generation request and return the model's turn.
 
         Raises:
+            ClosedError: `aclose` was called.
             ModelError: retries exhausted, a non-retryable error, or a
                 response without choices (not retried: the server answered).
         """
+        if self._closed:
+            raise ClosedError(f"{self!r} was closed; create a new model to send requests")
         messages: list[MessageInput] = [_to_wire(message) for message in request.messages]
         tools = request.tools or None
 

@@ -18,7 +18,7 @@ from openai.types.chat import (
 )
 from typing_extensions import Self
 
-from ..exceptions import ModelError
+from ..exceptions import ClosedError, ModelError
 from .base import (
     Failure,
     RetryPolicy,
@@ -134,6 +134,7 @@ class OpenAIChatModel:
             max_retries=0,
             http_client=http_client,
         )
+        self._closed = False
 
     @property
     def base_url(self) -> str:
@@ -147,9 +148,12 @@ class OpenAIChatModel:
         """Send one chat-completions request and return the model's turn.
 
         Raises:
+            ClosedError: `aclose` was called.
             ModelError: retries exhausted, a non-retryable HTTP error, or a
                 response without choices (not retried: the server answered).
         """
+        if self._closed:
+            raise ClosedError(f"{self!r} was closed; create a new model to send requests")
         messages = [_to_wire(message) for message in request.messages]
         tools = cast("list[ChatCompletionToolUnionParam]", request.tools)
 
@@ -203,7 +207,9 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool; calling it twice is harmless."""
-        await self._client.close()
+        if not self._closed:
+            self._closed = True
+            await self._client.close()
 
     async def __aenter__(self) -> Self:
         return self

@@ -314,7 +314,9 @@ def wire_tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) 
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
 
 
-def _openai_completion(message: dict[str, Any], finish: str, usage: tuple[int, int]) -> Any:
+def _openai_completion(
+    message: dict[str, Any], finish: str, usage: tuple[int, int]
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -347,7 +349,9 @@ def openai_error(message: str, *, error_type: str = "server_error") -> dict[str,
     return {"error": {"message": message, "type": error_type, "param": None, "code": None}}
 
 
-def _dashscope_generation(message: dict[str, Any], finish: str, usage: tuple[int, int]) -> Any:
+def _dashscope_generation(
+    message: dict[str, Any], finish: str, usage: tuple[int, int]
+) -> dict[str, Any]:
     return {
         "request_id": "req-fake",
         "output": {"choices": [{"finish_reason": finish, "message": message}]},

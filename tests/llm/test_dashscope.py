@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from meta_tools.exceptions import ModelError
+from meta_tools.exceptions import ClosedError, ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, DashScopeChatModel, Message, ToolCall, Usage
 from tests.fakes.llm_server import (
     DASHSCOPE_PATH,
@@ -273,7 +273,12 @@ def test_a_missing_key_names_the_environment_variable(monkeypatch: pytest.Monkey
         DashScopeChatModel("qwen-test")
 
 
-async def test_aclose_twice_is_harmless(llm_server: FakeLLMServer) -> None:
+async def test_aclose_twice_is_harmless_and_a_closed_model_refuses_requests(
+    llm_server: FakeLLMServer,
+) -> None:
     model = make_model(llm_server)
     await model.aclose()
     await model.aclose()
+    with pytest.raises(ClosedError, match="was closed"):
+        await model.complete(ask("hi"))
+    assert llm_server.request_count == 0

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from meta_tools.exceptions import ModelError
+from meta_tools.exceptions import ClosedError, ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, OpenAIChatModel, ToolCall, Usage
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -290,7 +290,12 @@ async def test_the_key_is_read_from_the_environment(
     assert llm_server.requests[0].headers["authorization"] == "Bearer sk-from-env"
 
 
-async def test_aclose_twice_is_harmless(llm_server: FakeLLMServer) -> None:
+async def test_aclose_twice_is_harmless_and_a_closed_model_refuses_requests(
+    llm_server: FakeLLMServer,
+) -> None:
     model = make_model(llm_server)
     await model.aclose()
     await model.aclose()
+    with pytest.raises(ClosedError, match="was closed"):
+        await model.complete(ask("hi"))
+    assert llm_server.request_count == 0

@@ -1,0 +1,155 @@
+"""Config loading: the seed's format, sections, `${VAR}`, and errors that name the file and field."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from meta_tools import FunctionTool
+from meta_tools.config import MetaToolsConfig
+from meta_tools.exceptions import ConfigError
+from meta_tools.llm import ScriptedModel
+from meta_tools.meta import MetaManager
+
+SEED = Path(__file__).parent / "data" / "seed_config.json"
+SEED_TOOLS = [
+    "bing_search",
+    "crawl_webpage",
+    "get-tickets",
+    "get-station-code-by-names",
+    "execute_python_code",
+    "execute_shell_command",
+    "maps_geo",
+    "maps_direction_driving",
+    "maps_weather",
+    "unrelated_tool",
+]
+
+
+def stand_in(name: str) -> FunctionTool:
+    def run(query: str) -> str:
+        """Stand-in tool."""
+        return f"{name}:{query}"
+
+    return FunctionTool(name, run, description=f"The {name} tool.")
+
+
+def write(tmp_path: Path, data: object, name: str = "Meta_tool_config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_seed_config_with_three_categories_loads_unchanged() -> None:
+    tools = [stand_in(n) for n in SEED_TOOLS]
+    meta = MetaManager.from_config(SEED, tools=tools, model=ScriptedModel([]))
+    assert [(c.name, c.slug, [t.name for t in c.tools.list_tools()]) for c in meta.categories] == [
+        (
+            "Information Retrieval",
+            "information_retrieval",
+            ["bing_search", "crawl_webpage", "get-tickets", "get-station-code-by-names"],
+        ),
+        (
+            "Programming & Tech Support",
+            "programming_tech_support",
+            ["execute_python_code", "execute_shell_command"],
+        ),
+        (
+            "Location & Navigation",
+            "location_navigation",
+            ["maps_geo", "maps_direction_driving", "maps_weather"],
+        ),
+    ]
+    assert meta.warnings == ["tool 'unrelated_tool' is provided but listed in no category"]
+    assert meta.categories[0].tool_usage_notes.startswith("Use bing_search")
+
+
+def test_unknown_key_bad_type_and_missing_tool_each_name_the_file_and_field(tmp_path: Path) -> None:
+    data = json.loads(SEED.read_text())
+    data["Information Retrieval"]["tool_notes"] = "typo"
+    data["Location & Navigation"]["max_iterations"] = "many"
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert caught.value.problems == [
+        '$."Information Retrieval".tool_notes: unknown key; valid keys: description, '
+        "tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s, max_tools_per_prompt, cache",
+        '$."Location & Navigation".max_iterations: Input should be a valid integer, unable to '
+        "parse string as an integer (got 'many')",
+    ]
+    assert str(caught.value).startswith(f"{path}: 2 problems:")
+
+    data = json.loads(SEED.read_text())
+    data["Information Retrieval"]["tools"][0] = "bing_serch"
+    with pytest.raises(ConfigError) as caught:
+        MetaManager.from_config(
+            write(tmp_path, data), tools=[stand_in(n) for n in SEED_TOOLS], model=ScriptedModel([])
+        )
+    assert caught.value.problems == [
+        "$.\"Information Retrieval\".tools[0]: tool 'bing_serch' is listed but no source provides it; "
+        "did you mean 'bing_search'?"
+    ]
+
+
+def test_a_glob_that_matches_nothing_and_invalid_json_are_reported(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"\$\.\"Location & Navigation\"\.tools\[0\]: pattern 'maps_\*' matches no tool",
+    ):
+        MetaManager.from_config(
+            SEED, tools=[stand_in(n) for n in SEED_TOOLS[:6]], model=ScriptedModel([])
+        )
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"A": {"description": "x", "tools": ["a"],}}')
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(broken)
+    assert caught.value.problems == [
+        "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 43"
+    ]
+
+
+def test_sections_and_env_expansion(tmp_path: Path) -> None:
+    data = {
+        "Maps": {
+            "description": "Maps.",
+            "tools": ["maps_*"],
+            "max_iterations": 3,
+            "tool_timeout_s": 2.5,
+        },
+        "model": {"provider": "openai", "name": "qwen-plus", "base_url": "${LLM_URL}/v1"},
+        "defaults": {"max_iterations": 7},
+    }
+    config = MetaToolsConfig.load(write(tmp_path, data), env={"LLM_URL": "http://127.0.0.1:9"})
+    assert config.model.base_url == "http://127.0.0.1:9/v1"
+    assert config.secrets == frozenset({"http://127.0.0.1:9"})
+    meta = MetaManager.from_config(config, tools=[stand_in("maps_geo")], model=ScriptedModel([]))
+    category = meta.get_category("Maps")
+    assert (category.max_iterations, category.tool_timeout_s) == (3, 2.5)
+
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(write(tmp_path, data), env={})
+    assert caught.value.problems == ["$.model.base_url: environment variable 'LLM_URL' is not set"]
+
+
+def test_a_misspelled_section_is_read_as_a_category_and_the_error_says_so() -> None:
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.from_data(
+            {"A": {"description": "a", "tools": ["x"]}, "defualts": {}}, source="c.json"
+        )
+    assert caught.value.problems[0] == (
+        "$.\"defualts\".description: field required (if 'defualts' was meant as a section, "
+        "the sections are model, mcp_servers, builtins, defaults, prompts_dir)"
+    )
+
+
+def test_the_config_json_schema_is_exported() -> None:
+    schema = MetaToolsConfig.model_json_schema()
+    assert set(schema["properties"]) == {
+        "model",
+        "mcp_servers",
+        "builtins",
+        "defaults",
+        "prompts_dir",
+    }
+    assert schema["additionalProperties"] == {"$ref": "#/$defs/CategoryConfig"}
+    assert schema["$defs"]["CategoryConfig"]["required"] == ["description", "tools"]
