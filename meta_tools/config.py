@@ -81,6 +81,7 @@ class ModelConfig(_Strict):
     api_key_env: str | None = None
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
+    backoff_s: float = Field(0.5, ge=0, le=30)
 
 
 class _ServerBase(_Strict):

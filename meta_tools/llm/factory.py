@@ -25,6 +25,7 @@ def model_from_config(config: ModelConfig) -> ChatModel:
             api_key_env=config.api_key_env or "OPENAI_API_KEY",
             timeout=config.timeout_s,
             max_retries=config.max_retries,
+            backoff_s=config.backoff_s,
         )
     if config.provider == "dashscope":
         from .dashscope import DashScopeChatModel
@@ -35,6 +36,7 @@ def model_from_config(config: ModelConfig) -> ChatModel:
             api_key_env=config.api_key_env or "DASHSCOPE_API_KEY",
             timeout=config.timeout_s,
             max_retries=config.max_retries,
+            backoff_s=config.backoff_s,
         )
     raise ConfigError(
         "model",
