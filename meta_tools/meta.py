@@ -21,6 +21,7 @@ from .prompts import PromptSet
 from .result import CategoryResult
 from .tools.base import BaseTool
 from .tools.pack import ToolPack, as_tool
+from .tracing import Tracer, fan_out
 
 __all__ = ["CATEGORY_SENTENCE", "MetaManager", "category_parameters", "resolve_tools"]
 
@@ -106,6 +107,10 @@ class MetaManager:
         self._stack = AsyncExitStack()
         self._pending: Callable[[], Any] | None = None
         self._closed = False
+        self.tracer: Tracer | None = None
+        self._model: ChatModel | None = None
+        self._model_given = False
+        self._tools: list[BaseTool] = []
         self._install(managers)
 
     def _install(self, managers: Iterable[CategoryManager]) -> None:
@@ -136,12 +141,17 @@ class MetaManager:
         """
         loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
         prompts = PromptSet.load(loaded.prompts_path())
+        model_given = model is not None
+        meta = cls([], config=loaded)
         if model is None:
             from .llm.factory import model_from_config
 
             model = model_from_config(loaded.model)
+            closer = getattr(model, "aclose", None)
+            if closer is not None:
+                meta._stack.push_async_callback(closer)  # we built it, so we close it
         python_tools = [as_tool(t) for t in tools]
-        meta = cls([], config=loaded)
+        meta._model_given = model_given
         meta._build(loaded, python_tools, model, prompts)
         return meta
 
@@ -155,7 +165,7 @@ class MetaManager:
                     config.source, [f"two tools are named {found.name!r}; rename one"]
                 )
             available[found.name] = found
-        chosen, self.warnings = resolve_tools(config, available)
+        chosen, warnings = resolve_tools(config, available)
         defaults = config.defaults
         self._install(
             CategoryManager(
@@ -172,6 +182,47 @@ class MetaManager:
             )
             for name, spec in config.categories.items()
         )
+        self.warnings = warnings
+        self._tools, self._model = tools, model
+
+    async def reload(self, config: MetaToolsConfig) -> list[str]:
+        """Swap in the categories of `config` without a restart; returns its warnings.
+
+        The swap is one assignment: calls already running finish with the old
+        CategoryManagers, new calls get the new ones. A category that keeps its
+        name keeps its session memory. Tools come from the sources already open.
+
+        Raises:
+            ConfigError: every problem of `config`; the running categories stay as they were.
+            ModelError: the new `model` section names a key that is not set.
+        """
+        if self._closed:
+            raise ClosedError("this MetaManager is closed")
+        current = self.config
+        if current is not None:
+            changed = [
+                f"$.{section}: changed; restart the service to apply it"
+                for section in ("mcp_servers", "builtins")
+                if getattr(config, section) != getattr(current, section)
+            ]
+            if changed:
+                raise ConfigError(config.source, changed)
+        prompts = PromptSet.load(config.prompts_path())
+        model = self._model
+        if model is None or (
+            not self._model_given and (current is None or config.model != current.model)
+        ):
+            from .llm.factory import model_from_config
+
+            model = model_from_config(config.model)
+        previous = {m.name: m for m in self._managers.values()}
+        self._build(config, self._tools, model, prompts)
+        for manager in self._managers.values():
+            old = previous.get(manager.name)
+            if old is not None:
+                manager.adopt_memory(old)
+        self.config = config
+        return self.warnings
 
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
@@ -250,8 +301,9 @@ class MetaManager:
         *,
         session: str | None = None,
         on_event: EventSink | None = None,
+        call_id: str | None = None,
     ) -> CategoryResult:
-        """Run one category call.
+        """Run one category call (`call_id`: the main agent's id for it, shown in traces).
 
         Raises:
             CategoryNotFoundError: `name` is no category (the message lists them).
@@ -271,6 +323,10 @@ class MetaManager:
         ]
         if problems:
             raise ToolArgumentsError(manager.slug, problems)
-        return await manager.run(
-            arguments["objective"], arguments["exact_input"], session=session, on_event=on_event
-        )
+        objective, exact_input = arguments["objective"], arguments["exact_input"]
+        if self.tracer is None:
+            return await manager.run(objective, exact_input, session=session, on_event=on_event)
+        async with self.tracer.main_call(manager.slug, call_id=call_id) as traced:
+            return await manager.run(
+                objective, exact_input, session=session, on_event=fan_out(traced, on_event)
+            )
