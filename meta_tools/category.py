@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from .cache import CachedTool, ResultCache, collect_cache_report
 from .events import (
     Evaluated,
     EventSink,
@@ -27,11 +28,13 @@ from .events import (
     ToolFinished,
     ToolsSelected,
 )
-from .exceptions import ModelError
+from .exceptions import ConfigError, ModelError
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from .prompts import PromptSet
+from .redaction import Redactor
 from .result import CategoryResult, Execution, RunStatus, RunUsage, truncate
+from .shortlist import Selection, Shortlist
 from .tools.base import BaseTool
 from .tools.pack import ToolOutcome, ToolPack
 
@@ -138,17 +141,38 @@ def _classify(turn: AssistantTurn) -> _Outcome:
     return _Answered((turn.text or "").strip())
 
 
+def _shown(value: Any) -> str:
+    """`repr` for values JSON cannot hold; a `__repr__` that raises still gives a description."""
+    try:
+        return repr(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} object (repr failed: {type(exc).__name__})>"
+
+
 def render_value(value: Any) -> str:
-    """Any tool result as text: strings as they are, everything else as JSON."""
+    """Any tool result as text: strings as they are, everything else as JSON.
+
+    Never raises: bytes are decoded, and a value JSON cannot express (a cycle,
+    undecodable bytes inside a container) is described instead.
+    """
     if isinstance(value, str):
         return value
-    return json.dumps(to_jsonable_python(value, fallback=repr), ensure_ascii=False)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    try:
+        return json.dumps(to_jsonable_python(value, fallback=_shown), ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return f"<a {type(value).__name__} that cannot be shown as JSON: {exc}>"
+
+
+_CLOSING_TAG = re.compile(r"<\s*/\s*tool_result", re.IGNORECASE)
 
 
 def _fence(tool: str, ok: bool, text: str) -> str:
-    """Wrap a tool result as data; a closing tag inside it cannot end the fence."""
-    body = text.replace("</tool_result", "<\\/tool_result")
-    return f'<tool_result tool="{tool}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
+    """Wrap a tool result as data; no closing tag inside it (any case or spacing) can end the fence."""
+    body = _CLOSING_TAG.sub("<\\\\/tool_result", text)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
+    return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
 
 
 @dataclass
@@ -186,6 +210,14 @@ class CategoryManager:
         max_result_chars: longer tool outputs are truncated with a marker.
         memory_size: past runs (objective + summary) remembered per session.
         prompts: the templates (defaults when omitted).
+        secrets: values (API keys, tokens) scrubbed from results, errors and events.
+        max_tools_per_prompt: above this many tools, each call is offered a shortlist.
+        max_tool_chars_per_prompt: above this many characters of tool definitions, too.
+        pinned: tool names always offered, whatever the shortlist ranks.
+        abstain_below: the shortlist declines (status `no_suitable_tool`, no LLM call)
+            when its best tools cover less than this share of the objective's words.
+        cache: memoise every tool's results here (tools already wrapped in a
+            `CachedTool`, e.g. by their MCP server's config, keep their own cache).
     """
 
     def __init__(
@@ -201,11 +233,26 @@ class CategoryManager:
         max_result_chars: int = 4000,
         memory_size: int = 10,
         prompts: PromptSet | None = None,
+        secrets: Iterable[str] = (),
+        max_tools_per_prompt: int = 20,
+        max_tool_chars_per_prompt: int | None = 12_000,
+        pinned: Sequence[str] = (),
+        abstain_below: float | None = None,
+        cache: ResultCache | None = None,
     ) -> None:
         self.name = name
         self.slug = slugify(name)
         self.description = description
-        self.tools = tools if isinstance(tools, ToolPack) else ToolPack(tools, name=name)
+        self.cache = cache
+        self._shortlist_options = (
+            max_tools_per_prompt,
+            max_tool_chars_per_prompt,
+            tuple(pinned),
+            abstain_below,
+        )
+        self.tools = ToolPack([], name=name)
+        self.shortlist: Shortlist | None = None
+        self.set_tools(tools)
         self.model = model
         self.tool_usage_notes = tool_usage_notes
         self.max_iterations = max_iterations
@@ -213,19 +260,116 @@ class CategoryManager:
         self.max_result_chars = max_result_chars
         self.memory_size = memory_size
         self.prompts = prompts or PromptSet.load()
+        self.redactor = Redactor(secrets)
         self._sessions: OrderedDict[str, deque[dict[str, str]]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"<CategoryManager {self.name!r} tools={len(self.tools)}>"
 
+    def set_tools(self, tools: ToolPack | Iterable[BaseTool | Callable[..., Any]]) -> None:
+        """Use these tools from the next LLM call on (an MCP server listed new ones).
+
+        They get the category's cache and a fresh shortlist; a run in flight sees
+        them at its next step.
+
+        Raises:
+            ConfigError: a pinned tool is not among them (the current tools stay).
+        """
+        pack = tools if isinstance(tools, ToolPack) else ToolPack(tools, name=self.name)
+        cache = self.cache
+        if cache is not None:
+            wrapped = [
+                t if isinstance(t, CachedTool) else CachedTool(t, cache) for t in pack.list_tools()
+            ]
+            pack = ToolPack(wrapped, name=pack.name)
+        previous, self.tools = self.tools, pack
+        try:
+            self.shortlist = self._build_shortlist(*self._shortlist_options)
+        except ConfigError:
+            self.tools = previous
+            raise
+
+    def _build_shortlist(
+        self,
+        max_tools: int,
+        max_chars: int | None,
+        pinned: Sequence[str],
+        abstain_below: float | None,
+    ) -> Shortlist | None:
+        """The index is built once, here, and only for a category that needs one."""
+        listed = self.tools.list_tools()
+        unknown = [p for p in pinned if p not in self.tools]
+        if unknown:
+            raise ConfigError(
+                f"category {self.name!r}",
+                [f"pinned tool {p!r} is not one of the category's tools" for p in unknown],
+            )
+        if abstain_below is None and not Shortlist.needed(
+            listed, max_tools=max_tools, max_chars=max_chars
+        ):
+            return None
+        return Shortlist(
+            listed,
+            max_tools=max_tools,
+            max_chars=max_chars,
+            pinned=pinned,
+            abstain_below=abstain_below,
+        )
+
     def offered_tools(
-        self, objective: str, exact_input: str, run_withdrawn: Sequence[str]
+        self,
+        objective: str,
+        exact_input: str,
+        run_withdrawn: Sequence[str],
+        used: Sequence[str] = (),
     ) -> list[BaseTool]:
-        """The tools offered to the LLM in one call (all but the withdrawn ones)."""
-        return [t for t in self.tools.list_tools() if t.name not in run_withdrawn]
+        """The tools offered to the LLM in one call.
+
+        All but the withdrawn ones; in a category over its limits, the shortlist's
+        best matches for the objective and input, plus pinned and already used tools.
+        """
+        if self.shortlist is None:
+            return [t for t in self.tools.list_tools() if t.name not in run_withdrawn]
+        return self.shortlist.select(
+            objective, exact_input, used=used, withdrawn=run_withdrawn
+        ).tools
+
+    def _offer(self, run: _Run, exact_input: str) -> Selection:
+        if self.shortlist is None:
+            return Selection([t for t in self.tools.list_tools() if t.name not in run.withdrawn])
+        used = list(dict.fromkeys(e.tool for e in run.executions))
+        return self.shortlist.select(run.objective, exact_input, used=used, withdrawn=run.withdrawn)
+
+    def _abstained(self, run: _Run, selection: Selection) -> CategoryResult:
+        covered = f"{selection.coverage or 0.0:.0%}"
+        threshold = f"{self.shortlist.abstain_below if self.shortlist else 0.0:.0%}"
+        result = self._result(
+            run,
+            "no_suitable_tool",
+            f"No tool of the {self.name!r} category matches this objective: the best "
+            f"matches cover {covered} of its key words, below the {threshold} threshold.",
+        )
+        result.suggestion = (
+            "Check that this is the right category, or restate the objective "
+            "in the words its tools use."
+        )
+        return result
 
     def past_runs(self, session: str | None) -> list[dict[str, str]]:
         return list(self._sessions.get(session or "", ()))
+
+    def adopt_memory(self, other: CategoryManager) -> None:
+        """Take over `other`'s session memory (used when a config reload replaces it).
+
+        With the same memory size the store is shared, so runs of `other` still in
+        flight remember into it too; otherwise it is copied at the new size.
+        """
+        if other.memory_size == self.memory_size:
+            self._sessions = other._sessions
+            return
+        self._sessions = OrderedDict(
+            (key, deque(runs, maxlen=self.memory_size)) for key, runs in other._sessions.items()
+        )
 
     def _remember(self, session: str | None, objective: str, summary: str) -> None:
         if self.memory_size == 0:
@@ -272,15 +416,19 @@ class CategoryManager:
             category=self.name,
         )
         await run.emit(lambda: RunStarted(run.run_id, self.name, 0, objective=objective))
-        offered = self.offered_tools(objective, exact_input, run.withdrawn)
-        variables = self._variables(run, exact_input, offered, session)
-        run.messages.append(
-            Message(role="system", content=self.prompts.tool_selection.render(variables))
-        )
-        run.messages.append(
-            Message(role="user", content=f"Objective: {objective}\nExact input: {exact_input}")
-        )
-        result = await self._loop(run, exact_input, offered, session)
+        selection = self._offer(run, exact_input)
+        if selection.abstained and not selection.tools:
+            result = self._abstained(run, selection)
+        else:
+            offered = selection.tools
+            variables = self._variables(run, exact_input, offered, session)
+            run.messages.append(
+                Message(role="system", content=self.prompts.tool_selection.render(variables))
+            )
+            run.messages.append(
+                Message(role="user", content=f"Objective: {objective}\nExact input: {exact_input}")
+            )
+            result = await self._loop(run, exact_input, offered, session)
         result.usage.wall_s = round(time.perf_counter() - run.started, 6)
         if result.status in ("success", "max_iterations"):
             self._remember(session, objective, result.summary)
@@ -315,13 +463,14 @@ class CategoryManager:
                     result = self._result(
                         run, "insufficient_input", question or "More input is needed."
                     )
-                    result.missing, result.question = missing, question
+                    result.missing = self.redactor.value(missing)
+                    result.question = self.redactor.text(question)
                     return result
                 case _Declined(reason, suggestion):
                     result = self._result(
                         run, "no_suitable_tool", reason or "No tool fits this task."
                     )
-                    result.suggestion = suggestion
+                    result.suggestion = self.redactor.text(suggestion)
                     return result
                 case _Answered(text) if run.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
@@ -332,7 +481,7 @@ class CategoryManager:
                         return await self._summarize_at_limit(run, exact_input, session)
                     run.messages.append(turn.as_message())
                     await self._execute(run, calls)
-                    offered = self.offered_tools(run.objective, exact_input, run.withdrawn)
+                    offered = self._offer(run, exact_input).tools
                     variables = self._variables(run, exact_input, offered, session)
                     evaluation = self.prompts.tool_result_evaluation.render(variables)
                     run.messages.append(Message(role="user", content=evaluation))
@@ -364,14 +513,19 @@ class CategoryManager:
 
     async def _execute(self, run: _Run, calls: list[ToolCall]) -> None:
         run.iteration += 1
-        outcomes = await self.tools.call_tools(
-            calls, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
-        )
-        for outcome in outcomes:
-            self._record(run, outcome)
-        for outcome in outcomes:
+        with collect_cache_report() as cache:
+            outcomes = await self.tools.call_tools(
+                calls, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
+            )
+        recorded = [self._record(run, outcome) for outcome in outcomes]
+        if cache.hits or cache.misses:
+            run.usage.cache_hits += len(cache.hits)
+            run.usage.cache_misses += len(cache.misses)
+            for outcome, execution in zip(outcomes, recorded, strict=True):
+                execution.cached = outcome.call.id in cache.hits
+        for outcome, execution in zip(outcomes, recorded, strict=True):
             await run.emit(
-                lambda o=outcome: ToolFinished(  # type: ignore[misc]
+                lambda o=outcome, e=execution: ToolFinished(  # type: ignore[misc]
                     run.run_id,
                     self.name,
                     run.iteration,
@@ -379,27 +533,29 @@ class CategoryManager:
                     call_id=o.call.id,
                     ok=o.ok,
                     duration_s=o.duration_s,
-                    error=str(o.error) if o.error else None,
+                    error=e.error,
                 )
             )
 
-    def _record(self, run: _Run, outcome: ToolOutcome) -> None:
+    def _record(self, run: _Run, outcome: ToolOutcome) -> Execution:
+        """Add one outcome to the run's memory, secrets scrubbed, output truncated."""
         call = outcome.call
+        arguments = self.redactor.value(call.arguments)
         if outcome.error is None:
-            text = truncate(render_value(outcome.value), self.max_result_chars)
+            text = self._clip(render_value(outcome.value))
             execution = Execution(
                 tool=call.name,
-                arguments=call.arguments,
+                arguments=arguments,
                 ok=True,
                 result=text,
                 round=run.iteration,
                 duration_s=round(outcome.duration_s, 6),
             )
         else:
-            text = truncate(str(outcome.error), self.max_result_chars)
+            text = self._clip(str(outcome.error))
             execution = Execution(
                 tool=call.name,
-                arguments=call.arguments,
+                arguments=arguments,
                 ok=False,
                 error=text,
                 round=run.iteration,
@@ -424,6 +580,10 @@ class CategoryManager:
                 content=_fence(call.name, outcome.ok, text),
             )
         )
+        return execution
+
+    def _clip(self, text: str) -> str:
+        return truncate(self.redactor.text(text), self.max_result_chars)
 
     async def _summarize_at_limit(
         self, run: _Run, exact_input: str, session: str | None
@@ -452,7 +612,7 @@ class CategoryManager:
         return CategoryResult(
             category=self.name,
             status=status,
-            summary=summary,
+            summary=self.redactor.text(summary),
             executions=run.executions,
             iterations=run.iteration,
             usage=run.usage,

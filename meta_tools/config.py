@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .exceptions import ConfigError
+from .redaction import Redactor
 
 __all__ = [
     "SECTIONS",
@@ -55,6 +56,8 @@ class DefaultsConfig(_Strict):
     max_iterations: int = Field(5, ge=1, le=50)
     tool_timeout_s: float = Field(30.0, gt=0)
     max_tools_per_prompt: int = Field(20, ge=1)
+    max_tool_chars_per_prompt: int | None = Field(12_000, ge=500)
+    abstain_below: float | None = Field(None, ge=0, le=1)
     max_result_chars: int = Field(4000, ge=200)
     category_memory: int = Field(10, ge=0, le=1000)
 
@@ -69,6 +72,8 @@ class CategoryConfig(_Strict):
     max_iterations: int | None = Field(None, ge=1, le=50)
     tool_timeout_s: float | None = Field(None, gt=0)
     max_tools_per_prompt: int | None = Field(None, ge=1)
+    max_tool_chars_per_prompt: int | None = Field(None, ge=500)
+    abstain_below: float | None = Field(None, ge=0, le=1)
     cache: CacheConfig | None = None
 
 
@@ -151,11 +156,14 @@ class MetaToolsConfig(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _gather_categories(cls, data: Any) -> Any:
-        """The seed's format: every non-section top-level key is a category."""
+        """The seed's format: every non-section top-level key is a category.
+
+        `$schema` (an editor's pointer to the JSON Schema) is accepted and ignored.
+        """
         if not isinstance(data, Mapping) or "categories" in data:
             return data
         sections = {k: v for k, v in data.items() if k in SECTIONS}
-        categories = {k: v for k, v in data.items() if k not in sections}
+        categories = {k: v for k, v in data.items() if k not in sections and k != "$schema"}
         return {**sections, "categories": categories}
 
     @classmethod
@@ -172,6 +180,10 @@ class MetaToolsConfig(_Strict):
             text = file.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
+            ) from None
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -197,12 +209,14 @@ class MetaToolsConfig(_Strict):
         problems: list[str] = []
         secrets: set[str] = set()
         expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
+        # A problem quotes the bad value, which may have come from a secret.
+        redactor = Redactor(secrets)
         try:
             config = cls.model_validate(expanded)
         except ValidationError as exc:
-            problems.extend(_describe(exc))
+            problems.extend(_describe(exc, redactor))
         if problems:
-            raise ConfigError(source, problems)
+            raise ConfigError(source, [redactor.text(p) for p in problems])
         config._source, config._base_dir = source, base_dir
         config._secrets = frozenset(s for s in secrets if s)
         return config
@@ -215,6 +229,7 @@ class MetaToolsConfig(_Strict):
         schema["required"] = [r for r in schema.get("required", []) if r != "categories"]
         if not schema["required"]:
             del schema["required"]
+        schema["properties"]["$schema"] = {"type": "string"}
         schema["additionalProperties"] = categories["additionalProperties"]
         schema["minProperties"] = 1
         schema["title"] = "Meta_tool_config.json"
@@ -259,7 +274,7 @@ def json_path(loc: Iterable[int | str]) -> str:
     return out
 
 
-def _describe(exc: ValidationError) -> list[str]:
+def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
     problems: list[str] = []
     for err in exc.errors(include_url=False):
         loc = [
@@ -278,7 +293,7 @@ def _describe(exc: ValidationError) -> list[str]:
                 hint = f" (if {loc[1]!r} was meant as a section, the sections are {', '.join(SECTIONS)})"
             problems.append(f"{where}: field required{hint}")
         else:
-            shown = repr(err.get("input"))
+            shown = redactor.text(repr(err.get("input")))  # before cutting: whole secrets only
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             problems.append(f"{where}: {err['msg']} (got {shown})")
     return problems

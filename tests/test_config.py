@@ -73,7 +73,8 @@ def test_unknown_key_bad_type_and_missing_tool_each_name_the_file_and_field(tmp_
         MetaToolsConfig.load(path)
     assert caught.value.problems == [
         '$."Information Retrieval".tool_notes: unknown key; valid keys: description, '
-        "tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s, max_tools_per_prompt, cache",
+        "tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s, max_tools_per_prompt, "
+        "max_tool_chars_per_prompt, abstain_below, cache",
         '$."Location & Navigation".max_iterations: Input should be a valid integer, unable to '
         "parse string as an integer (got 'many')",
     ]
@@ -145,6 +146,7 @@ def test_a_misspelled_section_is_read_as_a_category_and_the_error_says_so() -> N
 def test_the_config_json_schema_is_exported() -> None:
     schema = MetaToolsConfig.model_json_schema()
     assert set(schema["properties"]) == {
+        "$schema",
         "model",
         "mcp_servers",
         "builtins",
@@ -153,3 +155,10 @@ def test_the_config_json_schema_is_exported() -> None:
     }
     assert schema["additionalProperties"] == {"$ref": "#/$defs/CategoryConfig"}
     assert schema["$defs"]["CategoryConfig"]["required"] == ["description", "tools"]
+
+
+def test_an_editor_schema_pointer_is_not_a_category() -> None:
+    config = MetaToolsConfig.from_data(
+        {"$schema": "./meta-tools.schema.json", "A": {"description": "a", "tools": ["x"]}}
+    )
+    assert list(config.categories) == ["A"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -61,6 +61,23 @@ class ToolParameter(BaseModel):
         head = {"type": self.json_schema["type"]} if "type" in self.json_schema else {}
         tail = {"description": self.description} if self.description else {}
         return {**head, **rest, **tail}
+
+
+def _message(exc: BaseException) -> str:
+    """`str(exc)`, or a placeholder when the exception cannot print itself."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<the error message could not be printed>"
+
+
+def _run_into(box: list[Any], func: Callable[..., Any], values: dict[str, Any]) -> None:
+    """Call `func` in a worker thread and hand its result over in `box`.
+
+    An idle anyio worker keeps a reference to the last value it returned until
+    its next job, which would pin a large result in memory.
+    """
+    box.append(func(**values))
 
 
 class BaseTool(ABC):
@@ -163,12 +180,14 @@ class BaseTool(ABC):
         try:
             if self.is_async:
                 return await self.async_execute(**values)
-            run = functools.partial(self.execute, **values)
-            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            box: list[Any] = []
+            run = functools.partial(_run_into, box, self.execute, values)
+            await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+            return box.pop()
         except ToolError:
             raise
-        except Exception as exc:
-            raise ToolExecutionError(f"{type(exc).__name__}: {exc}") from exc
+        except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not stop the host
+            raise ToolExecutionError(f"{type(exc).__name__}: {_message(exc)}") from exc
 
     def __str__(self) -> str:
         return f"Tool: {self.name} ({self.description})"

@@ -177,15 +177,25 @@ def args_model_from_parameters(name: str, properties: Mapping[str, Any]) -> type
     """Build a coarse argument model from JSON-schema properties (BaseTool args, MCP tools).
 
     Top-level types are checked and coerced; nested structure is left to the tool.
+    Property names are arbitrary strings (an MCP server may send `model_config`,
+    `_id` or `a b`), so each field gets a safe Python name and the property
+    name as its alias.
     """
     fields: dict[str, Any] = {}
-    for key, (schema, required) in properties.items():
+    for index, (key, (schema, required)) in enumerate(properties.items()):
         declared = schema.get("type") if isinstance(schema, Mapping) else None
         python = JSON_TYPES.get(declared, Any) if isinstance(declared, str) else Any
         if not required:
             python = python | None if python is not Any else Any
-        fields[key] = (python, ... if required else None)
+        fields[f"field_{index}"] = (python, Field(... if required else None, alias=key))
     return create_model(f"{name}_arguments", __base__=_Args, **fields)
+
+
+def _argument_names(model: type[BaseModel]) -> dict[str, str]:
+    """Field name -> the argument name the LLM uses (the alias, when there is one)."""
+    return {
+        key: key if info.alias is None else info.alias for key, info in model.model_fields.items()
+    }
 
 
 def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
@@ -268,22 +278,24 @@ def validate_arguments(
             tool, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
         )
     values = dict(arguments)
+    names = _argument_names(model)
     for key, info in model.model_fields.items():
-        value = values.get(key)
+        value = values.get(names[key])
         if isinstance(value, str) and wants_json(info.annotation):
             with contextlib.suppress(json.JSONDecodeError):  # validation reports it
-                values[key] = json.loads(value)
+                values[names[key]] = json.loads(value)
     try:
         parsed = model.model_validate(values)
     except ValidationError as exc:
         raise ToolArgumentsError(tool, format_validation_error(exc, model)) from None
-    return {key: getattr(parsed, key) for key in model.model_fields}
+    return {names[key]: getattr(parsed, key) for key in model.model_fields}
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """Turn pydantic errors into short sentences an LLM can act on."""
     problems: list[str] = []
-    allowed = ", ".join(model.model_fields) or "none"
+    names = _argument_names(model).values()
+    allowed = ", ".join(n if n.isprintable() and n.strip() else repr(n) for n in names) or "none"
     for err in exc.errors(include_url=False):
         where = ".".join(str(part) for part in err["loc"]) or "arguments"
         if err["type"] == "missing":

@@ -1,0 +1,1 @@
+"""Benchmarks of meta-tools: context size, router overhead, parallelism, MCP latency, shortlist recall."""

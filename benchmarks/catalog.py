@@ -1,0 +1,116 @@
+"""Public tool catalogs and query sets (`../shared/data` layout) as meta-tools objects."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from meta_tools.tools.base import BaseTool, ToolParameter
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def function_name(text: str, limit: int = 64) -> str:
+    """Any label as a valid function name: `OTT details` -> `OTT_details`."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_")
+    return slug[:limit] or "tool"
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    if isinstance(declared, list):
+        return next((t for t in declared if t != "null"), "string")
+    return "string"
+
+
+class CatalogTool(BaseTool):
+    """A catalog entry as a tool (its schema as listed; calling it returns a fixed text)."""
+
+    def __init__(self, entry: dict[str, Any], name: str) -> None:
+        self.entry = entry
+        self._name = name
+        self._description = entry.get("description") or ""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @cached_property
+    def args(self) -> dict[str, ToolParameter]:
+        schema = self.entry.get("input_schema") or {}
+        required = set(schema.get("required") or [])
+        out: dict[str, ToolParameter] = {}
+        for key, prop in (schema.get("properties") or {}).items():
+            prop = prop if isinstance(prop, dict) else {}
+            out[key] = ToolParameter(
+                name=key,
+                type=_type_of(prop),
+                description=str(prop.get("description") or ""),
+                required=key in required,
+                json_schema=prop,
+            )
+        return out
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    async def async_execute(self, *args: Any, **kwargs: Any) -> Any:
+        return f"{self.name} ran"
+
+
+@dataclass
+class Catalog:
+    """Tools of one data set, grouped by category, with qualified unique names."""
+
+    name: str
+    tools: list[CatalogTool]
+    by_id: dict[str, CatalogTool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_id = {t.entry["id"]: t for t in self.tools}
+
+    @property
+    def categories(self) -> dict[str, list[CatalogTool]]:
+        grouped: dict[str, list[CatalogTool]] = defaultdict(list)
+        for t in self.tools:
+            grouped[t.entry.get("category") or "all"].append(t)
+        return dict(grouped)
+
+
+def load_catalog(data: Path, dataset: str) -> Catalog:
+    """Read `<data>/<dataset>/catalog.jsonl`; names get a per-group prefix when they repeat.
+
+    Every tool is reachable: `server__tool` (as a per-server MCP prefix does) for
+    tools with a group, and a numbered suffix if a name still collides.
+    """
+    entries = [json.loads(line) for line in (data / dataset / "catalog.jsonl").open()]
+    tools: list[CatalogTool] = []
+    taken: set[str] = set()
+    for entry in entries:
+        group = entry.get("group")
+        base = entry["name"] if not group else f"{function_name(group, 24)}__{entry['name']}"
+        name = function_name(base)
+        candidate, number = name, 2
+        while candidate in taken:
+            suffix = f"_{number}"
+            candidate, number = name[: 64 - len(suffix)] + suffix, number + 1
+        taken.add(candidate)
+        tools.append(CatalogTool(entry, candidate))
+    return Catalog(dataset, tools)
+
+
+def load_queries(data: Path, dataset: str) -> list[dict[str, Any]]:
+    path = data / dataset / "queries.jsonl"
+    return [json.loads(line) for line in path.open()] if path.exists() else []

