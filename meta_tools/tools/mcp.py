@@ -114,6 +114,7 @@ class McpToolSource:
         self.timeout_s = timeout_s
         self.mode = mode
         self._target = target
+        self.url = target if isinstance(target, str) else None
         self._stderr: StderrTail | None = None
         self._limiter = anyio.CapacityLimiter(max_concurrent_calls)
         self._tools: dict[str, McpServerTool] = {}
@@ -149,9 +150,12 @@ class McpToolSource:
             target = stdio_parameters(config, base_dir)
         else:
             target = http_transport_factory(config)
-        return cls(
+        source = cls(
             name, target, prefix=config.prefix, connect=config.connect, timeout_s=config.timeout_s
         )
+        if isinstance(config, HttpServerConfig):
+            source.url = config.url
+        return source
 
     def __repr__(self) -> str:
         return f"<McpToolSource {self.name!r} {self._status} tools={len(self._tools)}>"
@@ -284,6 +288,7 @@ class McpToolSource:
                         self._status = "idle"
                     if self._stderr is not None:
                         self._stderr.stop_logging()
+                        self._stderr.close_writer()  # also when connecting was cancelled
         finally:
             self._stopped.set()
             self._finish_attempt("the source is closed" if self._closing else None)
@@ -347,7 +352,8 @@ class McpToolSource:
         delay = min(_BACKOFF_S * 2 ** (self._failures - 1), _MAX_BACKOFF_S)
         self._retry_at = anyio.current_time() + delay
         self._status = "failed"
-        self._last_error = f"could not be started: {reason}"
+        failed = f"could not be reached at {self.url}" if self.url else "could not be started"
+        self._last_error = f"{failed}: {reason}"
         logger.warning(
             "MCP server %r %s (next attempt in %.1f s)", self.name, self._last_error, delay
         )

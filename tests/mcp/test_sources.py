@@ -230,7 +230,9 @@ async def test_http_sources_from_config_send_their_headers_and_follow_list_chang
         async with McpToolSource.from_config("web", refused) as source:
             with pytest.raises(ToolUnavailableError) as failed:
                 await source.connect()
-    assert str(failed.value).startswith("MCP server 'web' is unavailable: could not be started:")
+    assert str(failed.value).startswith(
+        f"MCP server 'web' is unavailable: could not be reached at {url}:"
+    )
     assert str(failed.value).endswith(
         "the server answered the handshake with an error: Unauthorized: this server needs"
         " the header 'Authorization: Bearer <token>'"

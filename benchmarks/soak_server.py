@@ -1,0 +1,165 @@
+"""The soak benchmark's server process: `python -m benchmarks.soak_server CONFIG`.
+
+Serves `MetaManager.from_config(CONFIG, model=<scripted>)` over streamable HTTP
+on a free 127.0.0.1 port with `meta_tools.server.serve`, prints one line
+`listening on URL` once it accepts calls, and runs until SIGINT. It is its own
+process so that its resident memory is measured apart from the clients'.
+
+The scripted model stands in for an LLM, deterministically: from the objective
+it picks one demo tool (`TASKS`) and puts the request's token (the number in
+the exact input) into the tool's arguments; once the tool answered, it writes a
+summary from the tool's own output. So a result whose arguments, tool output
+and summary all carry the caller's token was run for that caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import anyio
+
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.meta import MetaManager
+from meta_tools.server import serve
+
+__all__ = ["TASKS", "Task", "answer", "main", "scripted_model"]
+
+_START = dt.date(2000, 1, 1)
+
+
+def _days(token: int) -> int:
+    return token % 1_000_000  # unique per request within a run; stays before the year 4738
+
+
+@dataclass(frozen=True)
+class Task:
+    """One kind of soak call: a category, an objective, the demo tool the model picks for it.
+
+    `arguments(token)` is what the model sends the tool; `output(token)` what the
+    demo tool must answer and `summary(token)` what the model must write then
+    (both computed here independently of the server).
+    """
+
+    category: str
+    category_slug: str
+    objective: str
+    tool: str
+    arguments: Callable[[int], dict[str, Any]]
+    output: Callable[[int], dict[str, Any]]
+    summary: Callable[[int], str]
+
+
+def _shifted(token: int) -> dt.date:
+    return _START + dt.timedelta(days=_days(token))
+
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        category="Math & Units",
+        category_slug="math_units",
+        objective="Calculate three times the number, plus one.",
+        tool="calculate",
+        arguments=lambda t: {"expression": f"{t} * 3 + 1"},
+        output=lambda t: {"expression": f"{t} * 3 + 1", "result": t * 3 + 1},
+        summary=lambda t: f"{t} * 3 + 1 = {t * 3 + 1}",
+    ),
+    Task(
+        category="Text Analysis",
+        category_slug="text_analysis",
+        objective="Find the number in the text.",
+        tool="search_text",
+        arguments=lambda t: {"text": f"alpha {t} omega", "query": str(t)},
+        output=lambda t: {
+            "query": str(t),
+            "total_matches": 1,
+            "matches": [{"line": 1, "column": 7, "match": str(t), "context": f"alpha {t} omega"}],
+            "truncated": False,
+        },
+        summary=lambda t: f"found {t} at line 1, column 7",
+    ),
+    Task(
+        category="Dates & Time Zones",
+        category_slug="dates_time_zones",
+        objective="Shift the date 2000-01-01 by the number of days.",
+        tool="shift_date",
+        arguments=lambda t: {"date": _START.isoformat(), "days": _days(t)},
+        output=lambda t: {
+            "start": _START.isoformat(),
+            "result": _shifted(t).isoformat(),
+            "weekday": _shifted(t).strftime("%A"),
+            "notes": [],
+        },
+        summary=lambda t: f"{_START.isoformat()} + {_days(t)} days = {_shifted(t).isoformat()}",
+    ),
+)
+
+_BY_OBJECTIVE = {task.objective: task for task in TASKS}
+_INPUT = re.compile(r"^Objective: (?P<objective>.*)\nExact input: token (?P<token>\d+)$")
+_FENCED = re.compile(r"\A<tool_result [^>]*>\n(?P<body>.*)\n</tool_result>\Z", re.DOTALL)
+
+
+def _summary(tool: str, output: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """Written from the tool's answer (not the request), so a crossed answer would show."""
+    if tool == "calculate":
+        return f"{output['expression']} = {output['result']}"
+    if tool == "search_text":
+        first = output["matches"][0]
+        return f"found {first['match']} at line {first['line']}, column {first['column']}"
+    return f"{output['start']} + {arguments['days']} days = {output['result']}"
+
+
+def answer(request: ChatRequest) -> AssistantTurn:
+    """The scripted LLM: pick the task's tool first, then summarise the tool's output.
+
+    Anything unexpected (an objective it does not know, a failed tool) is answered
+    with a text saying so, which the client counts as a wrong result.
+    """
+    asked = _INPUT.match(request.messages[1].content) if len(request.messages) > 1 else None
+    if asked is None:
+        return AssistantTurn(text="unexpected request")
+    task = _BY_OBJECTIVE.get(asked["objective"])
+    if task is None:
+        return AssistantTurn(text=f"unknown objective {asked['objective']!r}")
+    results = [m for m in request.messages if m.role == "tool"]
+    if not results:
+        arguments = task.arguments(int(asked["token"]))
+        return AssistantTurn(tool_calls=[ToolCall(name=task.tool, arguments=arguments)])
+    last = results[-1]
+    fenced = _FENCED.match(last.content)
+    if fenced is None or 'status="ok"' not in last.content.split("\n", 1)[0]:
+        return AssistantTurn(text=f"the tool failed: {last.content[:300]}")
+    calls = [c for m in request.messages for c in m.tool_calls if c.id == last.tool_call_id]
+    sent = calls[0].arguments if calls and isinstance(calls[0].arguments, dict) else {}
+    return AssistantTurn(text=_summary(task.tool, json.loads(fenced["body"]), sent))
+
+
+def scripted_model() -> ScriptedModel:
+    """`answer` as a ScriptedModel that keeps no request history (a real client keeps none)."""
+
+    def respond(request: ChatRequest) -> AssistantTurn:
+        model.requests.clear()  # ScriptedModel records every request: 10,000 calls would pile up
+        return answer(request)
+
+    model = ScriptedModel.from_function(respond)
+    return model
+
+
+async def main(config: str) -> None:
+    """Serve the router of `config` until SIGINT, printing `listening on URL` once it is up."""
+    meta = MetaManager.from_config(config, model=scripted_model())
+    async with anyio.create_task_group() as group:
+        url = await group.start(partial(serve, meta, transport="http", port=0))
+        print(f"listening on {url}", flush=True)
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the SIGINT it stopped on
+        anyio.run(main, sys.argv[1])
