@@ -66,6 +66,7 @@ far above the limit; at 10,000 calls the bound catches leaks of ~2.5 KB per call
 """
 
 CALL_TIMEOUT_S = 120.0
+MODE = "auto"
 _LOG_PROBLEMS = ("Traceback", "ERROR", "Exception", "exception")
 
 
@@ -292,7 +293,9 @@ async def soak(
     rss: dict[str, float] = {}
     phases: list[dict[str, Any]] = []
     async with AsyncExitStack() as stack:
-        pool = [await stack.enter_async_context(Client(router.url)) for _ in range(clients)]
+        pool = [
+            await stack.enter_async_context(Client(router.url, mode=MODE)) for _ in range(clients)
+        ]
         for client in pool:  # the client checks structured content against the listed schema
             listed = [t.name for t in (await client.list_tools()).tools]
         protocol = pool[0].protocol_version

@@ -14,7 +14,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .exceptions import ConfigError
 from .redaction import Redactor
@@ -165,6 +173,19 @@ class MetaToolsConfig(_Strict):
         sections = {k: v for k, v in data.items() if k in SECTIONS}
         categories = {k: v for k, v in data.items() if k not in sections and k != "$schema"}
         return {**sections, "categories": categories}
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _stdio_by_default(cls, servers: Any) -> Any:
+        """A server entry with a `command` and no `transport` is a stdio server."""
+        if not isinstance(servers, Mapping):
+            return servers
+        return {
+            name: {"transport": "stdio", **entry}
+            if isinstance(entry, Mapping) and "command" in entry and "transport" not in entry
+            else entry
+            for name, entry in servers.items()
+        }
 
     @classmethod
     def load(

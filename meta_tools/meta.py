@@ -6,7 +6,7 @@ import difflib
 import fnmatch
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -138,9 +138,9 @@ class MetaManager:
     ) -> None:
         self.config = config
         self.warnings: list[str] = []
+        self._change_listeners: list[Callable[[], Awaitable[None]]] = []
         self._managers: dict[str, CategoryManager] = {}
         self._stack = AsyncExitStack()
-        self._pending: Callable[[], Any] | None = None
         self._closed = False
         self.tracer: Tracer | None = None
         self._model: ChatModel | None = None
@@ -352,6 +352,13 @@ class MetaManager:
             return tool
         return CachedTool(tool, self._cache(server.cache, f"server:{tool.source.name}"))
 
+    def on_categories_changed(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        """Await `listener()` after every reload that swapped the categories; returns an unsubscribe."""
+        self._change_listeners.append(listener)
+        return lambda: (
+            self._change_listeners.remove(listener) if listener in self._change_listeners else None
+        )
+
     async def reload(self, config: MetaToolsConfig) -> list[str]:
         """Swap in the categories of `config` without a restart; returns its warnings.
 
@@ -393,6 +400,8 @@ class MetaManager:
             if old is not None:
                 manager.adopt_memory(old)
         self.config = config
+        for listener in list(self._change_listeners):
+            await listener()
         return self.warnings
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -45,8 +45,11 @@ import anyio
 import mcp_types
 from anyio.abc import TaskStatus
 from mcp.server import Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -108,11 +111,34 @@ class _Handlers:
         self.meta = meta
         self.default_session = default_session
         self._connections = _ConnectionIds()
+        self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.events = InMemorySubscriptionBus()
         self._output_schema = CategoryResult.model_json_schema()
+
+    def _track(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Remember legacy connections: they get `tools/list_changed` as a notification."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # The lowlevel context exposes no public handle on the connection; the
+            # weak set forgets it when the client is gone.
+            self._legacy_connections.add(ctx.session._connection)
+
+    async def announce_tools_changed(self) -> None:
+        """Tell every client that the category tools changed (after a hot reload).
+
+        2026-07-28 clients hear it on their `subscriptions/listen` stream; legacy
+        connections get a notification. A client that went away is skipped.
+        """
+        await self.events.publish(ToolsListChanged())
+        for connection in list(self._legacy_connections):
+            try:
+                await connection.send_tool_list_changed()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+                logger.debug("tools/list_changed not delivered to a closed session: %r", exc)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
+        self._track(ctx)
         tools = [
             tool.model_copy(update={"output_schema": self._output_schema})
             for tool in self.meta.list_tools()
@@ -141,6 +167,7 @@ class _Handlers:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        self._track(ctx)
         arguments = dict(params.arguments or {})
         try:
             manager = self.meta.check_call(params.name, arguments)
@@ -192,8 +219,12 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         runs = SuspendedRuns(max_runs=max_suspended_runs, ttl_s=suspended_run_ttl_s)
-        async with runs.running():
-            yield {"runs": runs}
+        unsubscribe = meta.on_categories_changed(handlers.announce_tools_changed)
+        try:
+            async with runs.running():
+                yield {"runs": runs}
+        finally:
+            unsubscribe()
 
     server: Server[dict[str, Any]] = Server(
         name,
@@ -202,6 +233,7 @@ def build_server(
         lifespan=lifespan,
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
+        on_subscriptions_listen=ListenHandler(handlers.events),
     )
     # Seal the request_state of suspended runs (integrity, expiry, bound to the request).
     security = RequestStateSecurity.ephemeral(ttl=suspended_run_ttl_s)
@@ -312,7 +344,10 @@ async def serve(
             server = build_server(meta, default_session=f"stdio:{uuid.uuid4().hex}")
             async with stdio_server() as (read, write):
                 task_status.started("stdio")
-                await server.run(read, write, server.create_initialization_options())
+                options = server.create_initialization_options(
+                    notification_options=NotificationOptions(tools_changed=True)
+                )
+                await server.run(read, write, options)
             return
         await _serve_http(meta, host, port, token, path, max_body_bytes, task_status)
 

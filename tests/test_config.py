@@ -162,3 +162,13 @@ def test_an_editor_schema_pointer_is_not_a_category() -> None:
         {"$schema": "./meta-tools.schema.json", "A": {"description": "a", "tools": ["x"]}}
     )
     assert list(config.categories) == ["A"]
+
+
+def test_an_mcp_server_with_a_command_and_no_transport_is_a_stdio_server() -> None:
+    config = MetaToolsConfig.from_data(
+        {
+            "A": {"description": "a", "tools": ["x"]},
+            "mcp_servers": {"demo": {"command": "python", "args": ["-m", "meta_tools.demo"]}},
+        }
+    )
+    assert config.mcp_servers["demo"].transport == "stdio"

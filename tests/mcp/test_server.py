@@ -357,3 +357,29 @@ async def test_many_clients_at_once_keep_their_category_memory_apart(mode: str) 
         assert f"{name} task one" not in first
         assert f"{name} task one" in second
         assert other not in first + second
+
+
+@MODES
+async def test_a_hot_reload_tells_connected_clients_that_the_tools_changed(mode: str) -> None:
+    meta = router(model=ScriptedModel([]))
+    regrouped = MetaToolsConfig.from_data(
+        {"Loud Text": {"description": "Shout texts.", "tools": ["shout", "block"]}}
+    )
+    notified = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            notified.set()
+
+    async with meta, Client(build_server(meta), mode=mode, message_handler=on_message) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["text", "other"]
+        with anyio.fail_after(10):
+            if mode == "legacy":
+                await meta.reload(regrouped)
+                await notified.wait()
+            else:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    await meta.reload(regrouped)
+                    await subscription.__anext__()
+        # the client's cached tool list was dropped by the notification: no refresh asked
+        assert [t.name for t in (await client.list_tools()).tools] == ["loud_text"]
