@@ -1,7 +1,7 @@
 """Run the benchmarks: `python -m benchmarks [NAME ...] [--data DIR] [--quick] [--embeddings]`.
 
-NAME is any of context, overhead, parallel, mcp, shortlist (default: all). Each
-prints a table and writes `benchmarks/results/NAME.json` with the machine it
+NAME is any of context, overhead, parallel, mcp, shortlist (default: all), or
+soak (about 1.5 minutes, so only when named). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
 ran on. `--data` points at the public catalogs (default `../shared/data` next
 to the repository).
 """
@@ -19,11 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import context, mcp_latency, overhead, recall
+from . import context, mcp_latency, overhead, recall, soak
 from .catalog import DEFAULT_DATA
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NAMES = ("context", "overhead", "parallel", "mcp", "shortlist")
+ON_REQUEST = ("soak",)
+"""Long benchmarks that run only when named."""
 
 
 def machine() -> dict[str, Any]:
@@ -193,9 +195,65 @@ def show_shortlist(result: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
+def show_soak(result: dict[str, Any]) -> str:
+    rows = []
+    for run in result["runs"]:
+        rss, bound, wave, calls = run["rss_mb"], run["bound"], run["concurrency"], run["calls"]
+        rows.append(
+            [
+                run["transport"].rsplit(" ", 1)[-1],
+                f"{run['clients']} x {run['concurrent_per_client']}",
+                f"{run['ok']:,} / {calls:,}",
+                run["errors"],
+                f"{run['overall']['calls_per_s']:,.0f}",
+                f"{run['overall']['latency_p50_ms']:,.0f} / {run['overall']['latency_p99_ms']:,.0f}",
+                rss["start"],
+                rss[f"after_{wave}"],
+                rss[f"after_{calls}"],
+                f"{bound['limit_mb']} {bound['memory']}",
+                f"{bound['late_growth_mb']:+} {bound['late_growth']}",
+            ]
+        )
+    first = result["runs"][0]
+    wave, calls = f"{first['concurrency']:,}", f"{first['calls']:,}"
+    notes = [
+        f"{r['mode']}: {r['bound']['rule']}; {r['bound']['late_rule']}" for r in result["runs"]
+    ]
+    problems = [
+        f"{r['mode']}: {line}"
+        for r in result["runs"]
+        for line in r["error_samples"] + r["log_problems"]
+    ]
+    return "\n".join(
+        [
+            table(
+                [
+                    "protocol",
+                    "clients x concurrent",
+                    "correct results",
+                    "errors",
+                    "calls/s",
+                    "latency p50 / p99 ms",
+                    "server RSS MB at start",
+                    f"after {wave}",
+                    f"after {calls}",
+                    "limit",
+                    "2nd-half growth MB",
+                ],
+                rows,
+            ),
+            *notes,
+            *problems[:20],
+            f"soak: {result['verdict']}",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of {', '.join(NAMES)}")
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"any of {', '.join(NAMES + ON_REQUEST)}"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     parser.add_argument(
@@ -205,9 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     names = args.names or list(NAMES)
-    unknown = [n for n in names if n not in NAMES]
+    unknown = [n for n in names if n not in NAMES + ON_REQUEST]
     if unknown:
-        parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES)}")
+        parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES + ON_REQUEST)}")
     if {"context", "shortlist"} & set(names) and not args.data.is_dir():
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
@@ -224,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
         "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
         "shortlist": (shortlist, show_shortlist),
+        "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     host = machine()

@@ -2,7 +2,8 @@
 
 Serves `MetaManager.from_config(CONFIG, model=<scripted>)` over streamable HTTP
 on a free 127.0.0.1 port with `meta_tools.server.serve`, prints one line
-`listening on URL` once it accepts calls, and runs until SIGINT. It is its own
+`listening on URL` once it accepts calls, and runs until SIGINT; on SIGUSR1 it
+collects garbage and prints its live heap (`report_memory`). It is its own
 process so that its resident memory is measured apart from the clients'.
 
 The scripted model stands in for an LLM, deterministically: from the objective
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import json
 import re
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.meta import MetaManager
 from meta_tools.server import serve
 
-__all__ = ["TASKS", "Task", "answer", "main", "scripted_model"]
+__all__ = ["TASKS", "Task", "answer", "main", "report_memory", "scripted_model"]
 
 _START = dt.date(2000, 1, 1)
 
@@ -152,12 +155,28 @@ def scripted_model() -> ScriptedModel:
     return model
 
 
+async def report_memory() -> None:
+    """On each SIGUSR1: a full garbage collection, then one line `memory {JSON}` on stdout.
+
+    The JSON has the live heap (`allocated_blocks`, `objects`), which unlike RSS does
+    not keep the high-water mark of calls that were in flight earlier.
+    """
+    with anyio.open_signal_receiver(signal.SIGUSR1) as signals:
+        async for _ in signals:
+            gc.collect()
+            heap = {"allocated_blocks": sys.getallocatedblocks(), "objects": len(gc.get_objects())}
+            print(f"memory {json.dumps(heap)}", flush=True)
+
+
 async def main(config: str) -> None:
     """Serve the router of `config` until SIGINT, printing `listening on URL` once it is up."""
     meta = MetaManager.from_config(config, model=scripted_model())
     async with anyio.create_task_group() as group:
-        url = await group.start(partial(serve, meta, transport="http", port=0))
-        print(f"listening on {url}", flush=True)
+        group.start_soon(report_memory)
+        async with anyio.create_task_group() as serving:
+            url = await serving.start(partial(serve, meta, transport="http", port=0))
+            print(f"listening on {url}", flush=True)
+        group.cancel_scope.cancel()
 
 
 if __name__ == "__main__":

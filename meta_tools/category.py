@@ -7,16 +7,11 @@ memory of past runs per session, shown to its LLM as context.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
-from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic_core import to_jsonable_python
 
 from .cache import CachedTool, ResultCache, collect_cache_report
 from .events import (
@@ -31,169 +26,32 @@ from .events import (
 from .exceptions import ConfigError, ModelError
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall
+from .memory import RunMemory, SessionMemory
 from .prompts import PromptSet
 from .redaction import Redactor
-from .result import CategoryResult, Execution, RunStatus, RunUsage, truncate
-from .shortlist import Selection, Shortlist
+from .result import CategoryResult, Execution, RunStatus, truncate
+from .shortlist import Selection, Shortlist, ShortlistPolicy
 from .tools.base import BaseTool
 from .tools.pack import ToolOutcome, ToolPack
+from .turns import (
+    CONTROL_TOOLS,
+    Answered,
+    Calls,
+    Declined,
+    Outcome,
+    Requested,
+    classify_turn,
+    fence_result,
+    render_value,
+)
 
 __all__ = ["CONTROL_TOOLS", "CategoryManager", "slugify"]
-
-_FAILURES_BEFORE_WITHDRAWAL = 2
-_MAX_SESSIONS = 256
-
-CONTROL_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "request_input",
-            "description": "Ask the main agent for missing input instead of calling a tool.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "missing": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "The values that are missing or ambiguous.",
-                    },
-                    "question": {
-                        "type": "string",
-                        "description": "One question that would resolve it.",
-                    },
-                },
-                "required": ["missing", "question"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "decline",
-            "description": "Say that no available tool can do this task.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "reason": {"type": "string", "description": "Why no tool fits."},
-                    "suggestion": {"type": "string", "description": "What could be done instead."},
-                },
-                "required": ["reason", "suggestion"],
-            },
-        },
-    },
-]
-_CONTROL_NAMES = frozenset(("request_input", "decline"))
 
 
 def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return slug[:64] or "category"
-
-
-# The outcomes of one LLM turn: the loop is a `match` over these.
-@dataclass(frozen=True, slots=True)
-class _Requested:
-    missing: list[str]
-    question: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Declined:
-    reason: str
-    suggestion: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Answered:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Calls:
-    calls: list[ToolCall]
-
-
-_Outcome = _Requested | _Declined | _Answered | _Calls
-
-
-def _control_arguments(call: ToolCall) -> dict[str, Any]:
-    args: Any = call.arguments
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
-            args = {"question": args, "reason": args}
-    return args if isinstance(args, dict) else {}
-
-
-def _classify(turn: AssistantTurn) -> _Outcome:
-    for call in turn.tool_calls:
-        if call.name in _CONTROL_NAMES:
-            args = _control_arguments(call)
-            if call.name == "request_input":
-                missing = args.get("missing", [])
-                missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
-                return _Requested(missing, str(args.get("question", "")))
-            return _Declined(str(args.get("reason", "")), str(args.get("suggestion", "")))
-    if turn.tool_calls:
-        return _Calls(list(turn.tool_calls))
-    return _Answered((turn.text or "").strip())
-
-
-def _shown(value: Any) -> str:
-    """`repr` for values JSON cannot hold; a `__repr__` that raises still gives a description."""
-    try:
-        return repr(value)
-    except Exception as exc:
-        return f"<{type(value).__name__} object (repr failed: {type(exc).__name__})>"
-
-
-def render_value(value: Any) -> str:
-    """Any tool result as text: strings as they are, everything else as JSON.
-
-    Never raises: bytes are decoded, and a value JSON cannot express (a cycle,
-    undecodable bytes inside a container) is described instead.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", errors="replace")
-    try:
-        return json.dumps(to_jsonable_python(value, fallback=_shown), ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError) as exc:
-        return f"<a {type(value).__name__} that cannot be shown as JSON: {exc}>"
-
-
-_CLOSING_TAG = re.compile(r"<\s*/\s*tool_result", re.IGNORECASE)
-
-
-def _fence(tool: str, ok: bool, text: str) -> str:
-    """Wrap a tool result as data; no closing tag inside it (any case or spacing) can end the fence."""
-    body = _CLOSING_TAG.sub("<\\\\/tool_result", text)
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
-    return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
-
-
-@dataclass
-class _Run:
-    """The private memory of one invocation."""
-
-    run_id: str
-    objective: str
-    messages: list[Message]
-    sink: EventSink | None
-    category: str
-    started: float = field(default_factory=time.perf_counter)
-    executions: list[Execution] = field(default_factory=list)
-    failures: Counter[str] = field(default_factory=Counter)
-    withdrawn: list[str] = field(default_factory=list)
-    usage: RunUsage = field(default_factory=RunUsage)
-    iteration: int = 0
-
-    async def emit(self, make: Callable[[], RunEvent]) -> None:
-        if self.sink is not None:
-            await self.sink(make())
 
 
 class CategoryManager:
@@ -244,11 +102,8 @@ class CategoryManager:
         self.slug = slugify(name)
         self.description = description
         self.cache = cache
-        self._shortlist_options = (
-            max_tools_per_prompt,
-            max_tool_chars_per_prompt,
-            tuple(pinned),
-            abstain_below,
+        self._shortlist_policy = ShortlistPolicy(
+            max_tools_per_prompt, max_tool_chars_per_prompt, tuple(pinned), abstain_below
         )
         self.tools = ToolPack([], name=name)
         self.shortlist: Shortlist | None = None
@@ -258,10 +113,9 @@ class CategoryManager:
         self.max_iterations = max_iterations
         self.tool_timeout_s = tool_timeout_s
         self.max_result_chars = max_result_chars
-        self.memory_size = memory_size
+        self.memory = SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
         self.redactor = Redactor(secrets)
-        self._sessions: OrderedDict[str, deque[dict[str, str]]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"<CategoryManager {self.name!r} tools={len(self.tools)}>"
@@ -282,39 +136,14 @@ class CategoryManager:
                 t if isinstance(t, CachedTool) else CachedTool(t, cache) for t in pack.list_tools()
             ]
             pack = ToolPack(wrapped, name=pack.name)
-        previous, self.tools = self.tools, pack
-        try:
-            self.shortlist = self._build_shortlist(*self._shortlist_options)
-        except ConfigError:
-            self.tools = previous
-            raise
-
-    def _build_shortlist(
-        self,
-        max_tools: int,
-        max_chars: int | None,
-        pinned: Sequence[str],
-        abstain_below: float | None,
-    ) -> Shortlist | None:
-        """The index is built once, here, and only for a category that needs one."""
-        listed = self.tools.list_tools()
-        unknown = [p for p in pinned if p not in self.tools]
+        unknown = [p for p in self._shortlist_policy.pinned if p not in pack]
         if unknown:
             raise ConfigError(
                 f"category {self.name!r}",
                 [f"pinned tool {p!r} is not one of the category's tools" for p in unknown],
             )
-        if abstain_below is None and not Shortlist.needed(
-            listed, max_tools=max_tools, max_chars=max_chars
-        ):
-            return None
-        return Shortlist(
-            listed,
-            max_tools=max_tools,
-            max_chars=max_chars,
-            pinned=pinned,
-            abstain_below=abstain_below,
-        )
+        # The index is built here, once per tool set, and only for a category that needs one.
+        self.tools, self.shortlist = pack, self._shortlist_policy.build(pack.list_tools())
 
     def offered_tools(
         self,
@@ -328,19 +157,20 @@ class CategoryManager:
         All but the withdrawn ones; in a category over its limits, the shortlist's
         best matches for the objective and input, plus pinned and already used tools.
         """
-        if self.shortlist is None:
-            return [t for t in self.tools.list_tools() if t.name not in run_withdrawn]
-        return self.shortlist.select(
-            objective, exact_input, used=used, withdrawn=run_withdrawn
-        ).tools
+        return self._select(objective, exact_input, run_withdrawn, used).tools
 
-    def _offer(self, run: _Run, exact_input: str) -> Selection:
+    def _select(
+        self, objective: str, exact_input: str, withdrawn: Sequence[str], used: Sequence[str]
+    ) -> Selection:
         if self.shortlist is None:
-            return Selection([t for t in self.tools.list_tools() if t.name not in run.withdrawn])
+            return Selection([t for t in self.tools.list_tools() if t.name not in withdrawn])
+        return self.shortlist.select(objective, exact_input, used=used, withdrawn=withdrawn)
+
+    def _offer(self, run: RunMemory, exact_input: str) -> Selection:
         used = list(dict.fromkeys(e.tool for e in run.executions))
-        return self.shortlist.select(run.objective, exact_input, used=used, withdrawn=run.withdrawn)
+        return self._select(run.objective, exact_input, run.withdrawn, used)
 
-    def _abstained(self, run: _Run, selection: Selection) -> CategoryResult:
+    def _abstained(self, run: RunMemory, selection: Selection) -> CategoryResult:
         covered = f"{selection.coverage or 0.0:.0%}"
         threshold = f"{self.shortlist.abstain_below if self.shortlist else 0.0:.0%}"
         result = self._result(
@@ -355,8 +185,13 @@ class CategoryManager:
         )
         return result
 
+    @property
+    def memory_size(self) -> int:
+        """Past runs remembered per session."""
+        return self.memory.size
+
     def past_runs(self, session: str | None) -> list[dict[str, str]]:
-        return list(self._sessions.get(session or "", ()))
+        return self.memory.past_runs(session)
 
     def adopt_memory(self, other: CategoryManager) -> None:
         """Take over `other`'s session memory (used when a config reload replaces it).
@@ -364,27 +199,10 @@ class CategoryManager:
         With the same memory size the store is shared, so runs of `other` still in
         flight remember into it too; otherwise it is copied at the new size.
         """
-        if other.memory_size == self.memory_size:
-            self._sessions = other._sessions
-            return
-        self._sessions = OrderedDict(
-            (key, deque(runs, maxlen=self.memory_size)) for key, runs in other._sessions.items()
-        )
-
-    def _remember(self, session: str | None, objective: str, summary: str) -> None:
-        if self.memory_size == 0:
-            return
-        key = session or ""
-        runs = self._sessions.get(key)
-        if runs is None:
-            runs = self._sessions[key] = deque(maxlen=self.memory_size)
-            while len(self._sessions) > _MAX_SESSIONS:
-                self._sessions.popitem(last=False)
-        self._sessions.move_to_end(key)
-        runs.append({"objective": truncate(objective, 200), "summary": truncate(summary, 300)})
+        self.memory = other.memory.resized(self.memory.size)
 
     def _variables(
-        self, run: _Run, exact_input: str, offered: Sequence[BaseTool], session: str | None
+        self, run: RunMemory, exact_input: str, offered: Sequence[BaseTool], session: str | None
     ) -> dict[str, Any]:
         return {
             "category": self.name,
@@ -408,13 +226,7 @@ class CategoryManager:
         on_event: EventSink | None = None,
     ) -> CategoryResult:
         """Run the loop for one task and return its result; never raises for tool or model faults."""
-        run = _Run(
-            run_id=uuid.uuid4().hex[:16],
-            objective=objective,
-            messages=[],
-            sink=on_event,
-            category=self.name,
-        )
+        run = RunMemory(run_id=uuid.uuid4().hex[:16], objective=objective, sink=on_event)
         await run.emit(lambda: RunStarted(run.run_id, self.name, 0, objective=objective))
         selection = self._offer(run, exact_input)
         if selection.abstained and not selection.tools:
@@ -431,7 +243,7 @@ class CategoryManager:
             result = await self._loop(run, exact_input, offered, session)
         result.usage.wall_s = round(time.perf_counter() - run.started, 6)
         if result.status in ("success", "max_iterations"):
-            self._remember(session, objective, result.summary)
+            self.memory.remember(session, objective, result.summary)
         await run.emit(
             lambda: RunFinished(
                 run.run_id,
@@ -447,7 +259,7 @@ class CategoryManager:
         return result
 
     async def _loop(
-        self, run: _Run, exact_input: str, offered: list[BaseTool], session: str | None
+        self, run: RunMemory, exact_input: str, offered: list[BaseTool], session: str | None
     ) -> CategoryResult:
         while True:
             schemas = [t.openai_schema() for t in offered] + CONTROL_TOOLS
@@ -456,27 +268,27 @@ class CategoryManager:
                 turn = await self._complete(run, schemas)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
-            outcome = _classify(turn)
+            outcome = classify_turn(turn)
             await self._report_decision(run, outcome, turn, time.perf_counter() - started)
             match outcome:
-                case _Requested(missing, question):
+                case Requested(missing, question):
                     result = self._result(
                         run, "insufficient_input", question or "More input is needed."
                     )
                     result.missing = self.redactor.value(missing)
                     result.question = self.redactor.text(question)
                     return result
-                case _Declined(reason, suggestion):
+                case Declined(reason, suggestion):
                     result = self._result(
                         run, "no_suitable_tool", reason or "No tool fits this task."
                     )
                     result.suggestion = self.redactor.text(suggestion)
                     return result
-                case _Answered(text) if run.iteration == 0:
+                case Answered(text) if run.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case _Answered(text):
+                case Answered(text):
                     return self._result(run, "success", text or self._done_so_far(run))
-                case _Calls(calls):
+                case Calls(calls):
                     if run.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run, exact_input, session)
                     run.messages.append(turn.as_message())
@@ -486,7 +298,7 @@ class CategoryManager:
                     evaluation = self.prompts.tool_result_evaluation.render(variables)
                     run.messages.append(Message(role="user", content=evaluation))
 
-    async def _complete(self, run: _Run, schemas: list[dict[str, Any]]) -> AssistantTurn:
+    async def _complete(self, run: RunMemory, schemas: list[dict[str, Any]]) -> AssistantTurn:
         turn = await self.model.complete(ChatRequest(messages=list(run.messages), tools=schemas))
         run.usage.llm_calls += 1
         if turn.usage is not None:
@@ -495,7 +307,7 @@ class CategoryManager:
         return turn
 
     async def _report_decision(
-        self, run: _Run, outcome: _Outcome, turn: AssistantTurn, took: float
+        self, run: RunMemory, outcome: Outcome, turn: AssistantTurn, took: float
     ) -> None:
         if run.sink is None:
             return
@@ -504,25 +316,22 @@ class CategoryManager:
             turn.usage.completion_tokens if turn.usage else 0,
         )
         if run.iteration == 0:
-            names = tuple(c.name for c in outcome.calls) if isinstance(outcome, _Calls) else ()
+            names = tuple(c.name for c in outcome.calls) if isinstance(outcome, Calls) else ()
             event: RunEvent = ToolsSelected(run.run_id, self.name, 1, names, took, *tokens)
         else:
-            decision = "more_tools" if isinstance(outcome, _Calls) else "final"
+            decision = "more_tools" if isinstance(outcome, Calls) else "final"
             event = Evaluated(run.run_id, self.name, run.iteration, decision, took, *tokens)
         await run.sink(event)
 
-    async def _execute(self, run: _Run, calls: list[ToolCall]) -> None:
+    async def _execute(self, run: RunMemory, calls: list[ToolCall]) -> None:
         run.iteration += 1
         with collect_cache_report() as cache:
             outcomes = await self.tools.call_tools(
                 calls, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
             )
-        recorded = [self._record(run, outcome) for outcome in outcomes]
-        if cache.hits or cache.misses:
-            run.usage.cache_hits += len(cache.hits)
-            run.usage.cache_misses += len(cache.misses)
-            for outcome, execution in zip(outcomes, recorded, strict=True):
-                execution.cached = outcome.call.id in cache.hits
+        run.usage.cache_hits += len(cache.hits)
+        run.usage.cache_misses += len(cache.misses)
+        recorded = [self._record(run, o, cached=o.call.id in cache.hits) for o in outcomes]
         for outcome, execution in zip(outcomes, recorded, strict=True):
             await run.emit(
                 lambda o=outcome, e=execution: ToolFinished(  # type: ignore[misc]
@@ -537,47 +346,34 @@ class CategoryManager:
                 )
             )
 
-    def _record(self, run: _Run, outcome: ToolOutcome) -> Execution:
+    def _record(self, run: RunMemory, outcome: ToolOutcome, *, cached: bool) -> Execution:
         """Add one outcome to the run's memory, secrets scrubbed, output truncated."""
-        call = outcome.call
-        arguments = self.redactor.value(call.arguments)
-        if outcome.error is None:
-            text = self._clip(render_value(outcome.value))
-            execution = Execution(
-                tool=call.name,
-                arguments=arguments,
-                ok=True,
-                result=text,
-                round=run.iteration,
-                duration_s=round(outcome.duration_s, 6),
-            )
-        else:
-            text = self._clip(str(outcome.error))
-            execution = Execution(
-                tool=call.name,
-                arguments=arguments,
-                ok=False,
-                error=text,
-                round=run.iteration,
-                duration_s=round(outcome.duration_s, 6),
-            )
-            if (
-                outcome.error.kind in ("raised", "timeout", "unavailable")
-                and call.name in self.tools
-            ):
-                run.failures[call.name] += 1
-                if (
-                    run.failures[call.name] >= _FAILURES_BEFORE_WITHDRAWAL
-                    and call.name not in run.withdrawn
-                ):
-                    run.withdrawn.append(call.name)
+        call, error = outcome.call, outcome.error
+        text = self._clip(render_value(outcome.value) if error is None else str(error))
+        execution = Execution(
+            tool=call.name,
+            arguments=self.redactor.value(call.arguments),
+            ok=error is None,
+            result=text if error is None else None,
+            error=None if error is None else text,
+            round=run.iteration,
+            duration_s=round(outcome.duration_s, 6),
+            cached=cached,
+        )
+        # Only faults of the tool itself count; bad arguments are the LLM's to fix.
+        if (
+            error is not None
+            and error.kind in ("raised", "timeout", "unavailable")
+            and call.name in self.tools
+        ):
+            run.count_failure(call.name)
         run.executions.append(execution)
         run.messages.append(
             Message(
                 role="tool",
                 tool_call_id=call.id,
                 name=call.name,
-                content=_fence(call.name, outcome.ok, text),
+                content=fence_result(call.name, execution.ok, text),
             )
         )
         return execution
@@ -586,7 +382,7 @@ class CategoryManager:
         return truncate(self.redactor.text(text), self.max_result_chars)
 
     async def _summarize_at_limit(
-        self, run: _Run, exact_input: str, session: str | None
+        self, run: RunMemory, exact_input: str, session: str | None
     ) -> CategoryResult:
         variables = self._variables(run, exact_input, [], session)
         run.messages.append(
@@ -599,16 +395,16 @@ class CategoryManager:
             summary = self._failure_summary(exc, run)
         return self._result(run, "max_iterations", summary)
 
-    def _done_so_far(self, run: _Run) -> str:
+    def _done_so_far(self, run: RunMemory) -> str:
         if not run.executions:
             return "No tool was run."
         parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in run.executions]
         return "Tool calls so far: " + "; ".join(parts)
 
-    def _failure_summary(self, exc: ModelError, run: _Run) -> str:
+    def _failure_summary(self, exc: ModelError, run: RunMemory) -> str:
         return f"The category's model failed: {exc}. {self._done_so_far(run)}"
 
-    def _result(self, run: _Run, status: RunStatus, summary: str) -> CategoryResult:
+    def _result(self, run: RunMemory, status: RunStatus, summary: str) -> CategoryResult:
         return CategoryResult(
             category=self.name,
             status=status,

@@ -34,6 +34,7 @@ __all__ = [
     "EmbeddingIndex",
     "Selection",
     "Shortlist",
+    "ShortlistPolicy",
     "ToolIndex",
     "analyze",
     "tool_document",
@@ -341,3 +342,31 @@ class Shortlist:
         rest = sorted(chosen[pinned_count:], key=rank_of.__getitem__)
         tools = [self.tools[p] for p in chosen[:pinned_count] + rest]
         return Selection(tools, abstained, coverage)
+
+
+@dataclass(frozen=True, slots=True)
+class ShortlistPolicy:
+    """When a category offers a `Shortlist` instead of all its tools, and with which limits.
+
+    A shortlist is built when the tools pass `max_tools` or `max_chars`, or
+    when `abstain_below` is set (abstaining needs the index); see `Shortlist`.
+    """
+
+    max_tools: int = 20
+    max_chars: int | None = None
+    pinned: tuple[str, ...] = ()
+    abstain_below: float | None = None
+
+    def build(self, tools: Sequence[BaseTool]) -> Shortlist | None:
+        """A shortlist over `tools`, or None when every call may offer them all."""
+        if self.abstain_below is None and not Shortlist.needed(
+            tools, max_tools=self.max_tools, max_chars=self.max_chars
+        ):
+            return None
+        return Shortlist(
+            tools,
+            max_tools=self.max_tools,
+            max_chars=self.max_chars,
+            pinned=self.pinned,
+            abstain_below=self.abstain_below,
+        )

@@ -14,8 +14,15 @@ from mcp import Client
 
 from meta_tools import tool
 from meta_tools.config import MetaToolsConfig
-from meta_tools.exceptions import ConfigError
-from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.exceptions import ClosedError, ConfigError
+from meta_tools.llm import (
+    AssistantTurn,
+    ChatRequest,
+    Message,
+    OpenAIChatModel,
+    ScriptedModel,
+    ToolCall,
+)
 from meta_tools.meta import MetaManager
 from meta_tools.reload import ConfigReloader, ReloadOutcome
 from tests.fakes.llm_server import (
@@ -188,6 +195,59 @@ async def test_changing_the_mcp_servers_section_asks_for_a_restart(tmp_path: Pat
         await meta.reload(MetaToolsConfig.load(path))
     assert caught.value.problems == ["$.mcp_servers: changed; restart the service to apply it"]
     assert names(meta) == ["text", "waiting"]
+
+
+async def test_a_model_replaced_by_a_reload_is_closed_once_the_calls_using_it_have_ended(
+    tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLM_KEY", "sk-reload-test-key")
+    model = {
+        "provider": "openai",
+        "name": "first",
+        "base_url": llm_server.openai_base_url,
+        "api_key_env": "FAKE_LLM_KEY",
+        "max_retries": 0,
+    }
+    path = tmp_path / "Meta_tool_config.json"
+    write(path, {**TWO_GROUPS, "model": model})
+    meta = MetaManager.from_config(path, tools=[shout, reverse, wait_for_gate])
+    llm_server.enqueue(
+        Reply(body=openai_tool_reply(wire_tool_call("c1", "wait_for_gate", {"name": "model"}))),
+        Reply(body=openai_text_reply("gate model passed")),
+    )
+    entered, release = GATES["model"] = (anyio.Event(), anyio.Event())
+    hello = ChatRequest(messages=[Message(role="user", content="hello")])
+    results: list[Any] = []
+
+    async def call_waiting() -> None:
+        arguments = {"objective": "wait", "exact_input": "model"}
+        results.append(await meta.call_tool("waiting", arguments))
+
+    async with meta:
+        first = meta.get_category("waiting").model
+        async with anyio.create_task_group() as group:
+            group.start_soon(call_waiting)
+            with anyio.fail_after(10):
+                await entered.wait()
+            write(path, {**TWO_GROUPS, "model": {**model, "name": "second"}})
+            assert await meta.reload(MetaToolsConfig.load(path)) == []
+            second = meta.get_category("waiting").model
+            release.set()
+        (in_flight,) = results
+        assert (in_flight.status, in_flight.summary) == ("success", "gate model passed")
+        assert [r.body["model"] for r in llm_server.requests] == ["first", "first"]
+        assert isinstance(first, OpenAIChatModel) and isinstance(second, OpenAIChatModel)
+        with pytest.raises(ClosedError, match="was closed"):
+            await first.complete(hello)
+        llm_server.enqueue(Reply(body=openai_text_reply("still open")))
+        assert (await second.complete(hello)).text == "still open"
+        write(path, {**TWO_GROUPS, "model": {**model, "name": "third"}})
+        await meta.reload(MetaToolsConfig.load(path))  # no call uses `second`: closed at once
+        third = meta.get_category("waiting").model
+        with pytest.raises(ClosedError, match="was closed"):
+            await second.complete(hello)
+    with pytest.raises(ClosedError, match="was closed"):
+        await third.complete(hello)
 
 
 async def test_the_watcher_applies_an_edit_of_the_file_and_of_a_prompt_template(

@@ -9,26 +9,23 @@ to ``{base_url}/services/aigc/text-generation/generation`` with a body of
 
 from __future__ import annotations
 
-from types import TracebackType
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import dashscope
 from dashscope.v2 import errors as ds_errors
 from dashscope.v2.types.completions import ChatCompletion
 from dashscope.v2.types.messages import MessageInput
-from typing_extensions import Self
 
-from ..exceptions import ClosedError, ModelError
+from ..exceptions import ModelError
 from .base import (
     Failure,
-    RetryPolicy,
-    call_with_retries,
     dump_arguments,
     is_retryable_status,
     load_arguments,
-    resolve_api_key,
     retry_after_from_headers,
 )
+from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
 __all__ = ["DashScopeChatModel"]
@@ -65,31 +62,7 @@ def _to_wire(message: Message) -> dict[str, Any]:
     return wire
 
 
-def _classify(exc: Exception) -> Failure | None:
-    # APITimeoutError subclasses APIConnectionError: test it first.
-    if isinstance(exc, ds_errors.APITimeoutError):
-        return Failure("request timed out", retryable=True)
-    if isinstance(exc, ds_errors.APIConnectionError):
-        return Failure(f"connection error: {exc.message}", retryable=True)
-    if isinstance(exc, ds_errors.DashScopeError):
-        status = exc.status_code
-        code = f" [{exc.code}]" if exc.code else ""
-        retryable = isinstance(exc, _RETRYABLE_ERRORS) or (
-            status is not None and is_retryable_status(status)
-        )
-        return Failure(
-            f"HTTP {status}{code}: {exc.message}",
-            retryable=retryable,
-            retry_after=retry_after_from_headers(exc.headers),
-        )
-    if isinstance(exc, ValueError):
-        # The SDK raises plain ValueError (or pydantic's ValidationError) for
-        # a body it cannot parse or a message it cannot send.
-        return Failure(f"invalid request or response: {exc}", retryable=False)
-    return None
-
-
-class DashScopeChatModel:
+class DashScopeChatModel(SdkChatModel[ChatCompletion]):
     """A `ChatModel` backed by ``dashscope.AsyncClient`` (native protocol).
 
     The SDK's own retries are off; `call_with_retries` retries 429, 5xx,
@@ -120,9 +93,13 @@ class DashScopeChatModel:
         max_retries: int = 3,
         backoff_s: float = 0.5,
     ) -> None:
-        self.model = model
-        self._policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
-        self._api_key = resolve_api_key(api_key, api_key_env, f"DashScopeChatModel({model!r})")
+        super().__init__(
+            model,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+        )
         self._client = dashscope.AsyncClient(
             api_key=self._api_key,
             base_url=base_url,
@@ -130,26 +107,13 @@ class DashScopeChatModel:
             timeout=timeout,
             max_retries=0,
         )
-        self._closed = False
 
     @property
     def base_url(self) -> str:
         """The API root requests go to."""
         return str(self._client.config.protocol_base_url)
 
-    def __repr__(self) -> str:
-        return f"DashScopeChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def complete(self, request: ChatRequest) -> AssistantTurn:
-        """Send one native generation request and return the model's turn.
-
-        Raises:
-            ClosedError: `aclose` was called.
-            ModelError: retries exhausted, a non-retryable error, or a
-                response without choices (not retried: the server answered).
-        """
-        if self._closed:
-            raise ClosedError(f"{self!r} was closed; create a new model to send requests")
+    def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages: list[MessageInput] = [_to_wire(message) for message in request.messages]
         tools = request.tools or None
 
@@ -164,15 +128,7 @@ class DashScopeChatModel:
                 api_key=self._api_key,
             )
 
-        completion = await call_with_retries(
-            attempt,
-            classify=_classify,
-            policy=self._policy,
-            endpoint=self.base_url,
-            model=self.model,
-            secrets=(self._api_key,),
-        )
-        return self._to_turn(completion)
+        return attempt
 
     def _to_turn(self, completion: ChatCompletion) -> AssistantTurn:
         if not completion.choices:
@@ -197,19 +153,29 @@ class DashScopeChatModel:
             )
         return AssistantTurn(text=message.content, tool_calls=calls, usage=usage)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool; calling it twice is harmless."""
-        if not self._closed:
-            self._closed = True
-            await self._client.aclose()
+    @staticmethod
+    def _classify(exc: Exception) -> Failure | None:
+        # APITimeoutError subclasses APIConnectionError: test it first.
+        if isinstance(exc, ds_errors.APITimeoutError):
+            return Failure("request timed out", retryable=True)
+        if isinstance(exc, ds_errors.APIConnectionError):
+            return Failure(f"connection error: {exc.message}", retryable=True)
+        if isinstance(exc, ds_errors.DashScopeError):
+            status = exc.status_code
+            code = f" [{exc.code}]" if exc.code else ""
+            retryable = isinstance(exc, _RETRYABLE_ERRORS) or (
+                status is not None and is_retryable_status(status)
+            )
+            return Failure(
+                f"HTTP {status}{code}: {exc.message}",
+                retryable=retryable,
+                retry_after=retry_after_from_headers(exc.headers),
+            )
+        if isinstance(exc, ValueError):
+            # The SDK raises plain ValueError (or pydantic's ValidationError) for
+            # a body it cannot parse or a message it cannot send.
+            return Failure(f"invalid request or response: {exc}", retryable=False)
+        return None
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _close_client(self) -> None:
+        await self._client.aclose()

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..config import ModelConfig
 from ..exceptions import ConfigError
 from .base import ChatModel
 
 __all__ = ["model_from_config"]
+
+
+class _ClientSettings(TypedDict, total=False):
+    """The keyword arguments both SDK clients take from the config."""
+
+    base_url: str | None
+    api_key_env: str
+    timeout: float
+    max_retries: int
+    backoff_s: float
 
 
 def model_from_config(config: ModelConfig) -> ChatModel:
@@ -16,32 +28,26 @@ def model_from_config(config: ModelConfig) -> ChatModel:
         ConfigError: `sampling` outside `meta-tools serve`.
         ModelError: the API key's environment variable is not set.
     """
-    if config.provider == "openai":
-        from .openai import OpenAIChatModel
-
-        return OpenAIChatModel(
-            config.name,
-            base_url=config.base_url,
-            api_key_env=config.api_key_env or "OPENAI_API_KEY",
-            timeout=config.timeout_s,
-            max_retries=config.max_retries,
-            backoff_s=config.backoff_s,
+    if config.provider == "sampling":
+        raise ConfigError(
+            "model",
+            [
+                "$.model.provider: 'sampling' uses the MCP host's own model and works only when the "
+                "router is served over MCP (meta-tools serve); pass model= or choose 'openai' or 'dashscope'"
+            ],
         )
+    settings: _ClientSettings = {
+        "base_url": config.base_url,
+        "timeout": config.timeout_s,
+        "max_retries": config.max_retries,
+        "backoff_s": config.backoff_s,
+    }
+    if config.api_key_env:  # otherwise the client's own default variable
+        settings["api_key_env"] = config.api_key_env
     if config.provider == "dashscope":
         from .dashscope import DashScopeChatModel
 
-        return DashScopeChatModel(
-            config.name,
-            base_url=config.base_url,
-            api_key_env=config.api_key_env or "DASHSCOPE_API_KEY",
-            timeout=config.timeout_s,
-            max_retries=config.max_retries,
-            backoff_s=config.backoff_s,
-        )
-    raise ConfigError(
-        "model",
-        [
-            "$.model.provider: 'sampling' uses the MCP host's own model and works only when the "
-            "router is served over MCP (meta-tools serve); pass model= or choose 'openai' or 'dashscope'"
-        ],
-    )
+        return DashScopeChatModel(config.name, **settings)
+    from .openai import OpenAIChatModel
+
+    return OpenAIChatModel(config.name, **settings)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from types import TracebackType
+from collections.abc import Awaitable, Callable
 from typing import cast
 
 import httpx2
@@ -16,19 +16,16 @@ from openai.types.chat import (
     ChatCompletionMessageParam,
     ChatCompletionToolUnionParam,
 )
-from typing_extensions import Self
 
-from ..exceptions import ClosedError, ModelError
+from ..exceptions import ModelError
 from .base import (
     Failure,
-    RetryPolicy,
-    call_with_retries,
     dump_arguments,
     is_retryable_status,
     load_arguments,
-    resolve_api_key,
     retry_after_from_headers,
 )
+from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
 __all__ = ["OpenAIChatModel"]
@@ -69,28 +66,7 @@ def _call_to_wire(call: ToolCall) -> ChatCompletionMessageFunctionToolCallParam:
     }
 
 
-def _classify(exc: Exception) -> Failure | None:
-    # APITimeoutError subclasses APIConnectionError: test it first.
-    if isinstance(exc, openai.APITimeoutError):
-        return Failure("request timed out", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        return Failure(f"connection error: {exc}", retryable=True)
-    if isinstance(exc, openai.APIStatusError):
-        detail = exc.message.removeprefix(f"Error code: {exc.status_code} - ")
-        return Failure(
-            f"HTTP {exc.status_code}: {detail}",
-            retryable=is_retryable_status(exc.status_code),
-            retry_after=retry_after_from_headers(exc.response.headers),
-        )
-    if isinstance(exc, openai.OpenAIError):
-        return Failure(f"{type(exc).__name__}: {exc}", retryable=False)
-    if isinstance(exc, ValueError):
-        # e.g. a 200 reply whose JSON does not parse.
-        return Failure(f"invalid request or response: {exc}", retryable=False)
-    return None
-
-
-class OpenAIChatModel:
+class OpenAIChatModel(SdkChatModel[ChatCompletion]):
     """A `ChatModel` backed by ``openai.AsyncOpenAI`` (OpenAI, Qwen compatible mode, vLLM...).
 
     The SDK's own retries are off; `call_with_retries` retries 429, 5xx,
@@ -124,9 +100,13 @@ class OpenAIChatModel:
         backoff_s: float = 0.5,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        self.model = model
-        self._policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
-        self._api_key = resolve_api_key(api_key, api_key_env, f"OpenAIChatModel({model!r})")
+        super().__init__(
+            model,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+        )
         self._client = AsyncOpenAI(
             api_key=self._api_key,
             base_url=base_url,
@@ -134,26 +114,13 @@ class OpenAIChatModel:
             max_retries=0,
             http_client=http_client,
         )
-        self._closed = False
 
     @property
     def base_url(self) -> str:
         """The API root requests go to."""
         return str(self._client.base_url)
 
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def complete(self, request: ChatRequest) -> AssistantTurn:
-        """Send one chat-completions request and return the model's turn.
-
-        Raises:
-            ClosedError: `aclose` was called.
-            ModelError: retries exhausted, a non-retryable HTTP error, or a
-                response without choices (not retried: the server answered).
-        """
-        if self._closed:
-            raise ClosedError(f"{self!r} was closed; create a new model to send requests")
+    def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages = [_to_wire(message) for message in request.messages]
         tools = cast("list[ChatCompletionToolUnionParam]", request.tools)
 
@@ -165,15 +132,7 @@ class OpenAIChatModel:
                 tool_choice="auto" if tools else omit,
             )
 
-        completion = await call_with_retries(
-            attempt,
-            classify=_classify,
-            policy=self._policy,
-            endpoint=self.base_url,
-            model=self.model,
-            secrets=(self._api_key,),
-        )
-        return self._to_turn(completion)
+        return attempt
 
     def _to_turn(self, completion: ChatCompletion) -> AssistantTurn:
         # The SDK hands back the raw text when a 200 reply is not JSON.
@@ -205,19 +164,26 @@ class OpenAIChatModel:
             )
         return AssistantTurn(text=message.content, tool_calls=calls, usage=usage)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool; calling it twice is harmless."""
-        if not self._closed:
-            self._closed = True
-            await self._client.close()
+    @staticmethod
+    def _classify(exc: Exception) -> Failure | None:
+        # APITimeoutError subclasses APIConnectionError: test it first.
+        if isinstance(exc, openai.APITimeoutError):
+            return Failure("request timed out", retryable=True)
+        if isinstance(exc, openai.APIConnectionError):
+            return Failure(f"connection error: {exc}", retryable=True)
+        if isinstance(exc, openai.APIStatusError):
+            detail = exc.message.removeprefix(f"Error code: {exc.status_code} - ")
+            return Failure(
+                f"HTTP {exc.status_code}: {detail}",
+                retryable=is_retryable_status(exc.status_code),
+                retry_after=retry_after_from_headers(exc.response.headers),
+            )
+        if isinstance(exc, openai.OpenAIError):
+            return Failure(f"{type(exc).__name__}: {exc}", retryable=False)
+        if isinstance(exc, ValueError):
+            # e.g. a 200 reply whose JSON does not parse.
+            return Failure(f"invalid request or response: {exc}", retryable=False)
+        return None
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _close_client(self) -> None:
+        await self._client.close()

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from ..config import HttpServerConfig, StdioServerConfig
 from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from ..lifecycle import AsyncCloseable
 
 __all__ = [
     "CALL_FAILURES",
@@ -97,7 +98,7 @@ class StderrTail:
         return "\n".join(self._lines)
 
 
-class _WatchedRead:
+class _WatchedRead(AsyncCloseable):
     """Delegates to a read stream and reports when it ends."""
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], on_end: Callable[[], None]):
@@ -125,17 +126,6 @@ class _WatchedRead:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedRead:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class WatchedTransport:

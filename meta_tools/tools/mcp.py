@@ -28,7 +28,6 @@ import math
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Literal
 
 import anyio
@@ -43,9 +42,11 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+from typing_extensions import Self
 
 from ..config import HttpServerConfig, StdioServerConfig
 from ..exceptions import ToolExecutionError, ToolUnavailableError
+from ..lifecycle import AsyncCloseable
 from ._mcp_io import (
     CALL_FAILURES,
     StderrTail,
@@ -83,7 +84,7 @@ class _Attempt:
     error: str | None = None
 
 
-class McpToolSource:
+class McpToolSource(AsyncCloseable):
     """One MCP server whose tools become level-1 tools.
 
     Args:
@@ -193,7 +194,7 @@ class McpToolSource:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     # -- lifecycle ----------------------------------------------------------------------
-    async def __aenter__(self) -> McpToolSource:
+    async def __aenter__(self) -> Self:
         if self._stack is not None or self._closing:
             raise RuntimeError(f"MCP source {self.name!r} was already entered")
         stack = AsyncExitStack()
@@ -201,14 +202,6 @@ class McpToolSource:
         self._stack = stack
         await group.start(self._supervise)
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def begin_close(self) -> None:
         """Start closing without waiting (so several sources wind down at once)."""
