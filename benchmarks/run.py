@@ -211,13 +211,13 @@ def show_soak(result: dict[str, Any]) -> str:
                 rss[f"after_{wave}"],
                 rss[f"after_{calls}"],
                 f"{bound['limit_mb']} {bound['memory']}",
-                f"{bound['late_growth_mb']:+} {bound['late_growth']}",
+                f"{bound['heap_growth_blocks']:+,} / {bound['heap_limit_blocks']:,} {bound['heap']}",
             ]
         )
     first = result["runs"][0]
     wave, calls = f"{first['concurrency']:,}", f"{first['calls']:,}"
     notes = [
-        f"{r['mode']}: {r['bound']['rule']}; {r['bound']['late_rule']}" for r in result["runs"]
+        f"{r['mode']}: {r['bound']['rule']}; {r['bound']['heap_rule']}" for r in result["runs"]
     ]
     problems = [
         f"{r['mode']}: {line}"
@@ -238,7 +238,7 @@ def show_soak(result: dict[str, Any]) -> str:
                     f"after {wave}",
                     f"after {calls}",
                     "limit",
-                    "2nd-half growth MB",
+                    "heap blocks grown / allowed",
                 ],
                 rows,
             ),

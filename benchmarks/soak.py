@@ -11,10 +11,12 @@ what its own request must produce (the request's token is in the tool's argument
 in the demo tool's output and in the summary the model wrote from that output).
 It runs once per protocol era: 2026-07-28 (the SDK's default) and legacy sessions.
 
-Memory is the server process's RSS (psutil), read when no call is in flight:
-after the first wave and after the last call; readings in flight, every wave's
-worth of calls, show the trend. Two bounds are judged, PASS or FAIL: see
-`BOUND_FACTOR` and `LATE_GROWTH_MB`.
+Memory is read with the server at rest (no call in flight, the clients' sessions
+closed, garbage collected) before the first call, after the first wave and after
+the last call: its RSS (psutil) and its live heap (`sys.getallocatedblocks()`, which
+the server reports on SIGUSR1). RSS read in flight after every wave's worth of
+calls shows the trend. Two bounds are judged, PASS or FAIL: see `BOUND_FACTOR`
+and `HEAP_SLACK_BLOCKS`.
 """
 
 from __future__ import annotations
@@ -32,20 +34,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import mcp_types
 import psutil  # type: ignore[import-untyped]
-from anyio.abc import Process
+from anyio.abc import ByteReceiveStream, Process
 from mcp import Client
 
-from .soak_server import TASKS
+from .soak_tasks import check, request
 
 __all__ = [
     "BOUND_FACTOR",
     "BOUND_SLACK_MB",
-    "LATE_GROWTH_MB",
+    "HEAP_SLACK_BLOCKS",
     "ServedRouter",
-    "check",
-    "request",
     "run",
     "served_router",
     "soak",
@@ -65,22 +64,29 @@ The first wave is not the plateau yet. Its calls are submitted together, but the
 server answers the first ones before the last arrive, so it holds fewer calls (and,
 in the 2026-07-28 era, fewer keep-alive connections) at once than later, when
 answers and new calls overlap all the time. Measured on 2 cores: RSS climbs during
-the next 1,000 calls, by 1.03x to 1.46x of the first-wave reading depending on how
+the next 1,000 calls, to 1.03x to 1.46x of the first-wave reading depending on how
 much the first wave overlapped, then stays flat up to 30,000 calls. The factor
 covers that warm-up; the slack covers allocator noise and caches built on first use.
-A server that kept each call's model requests (~14 KB per call, measured by not
-clearing the scripted model's history) grows by ~125 MB over 9,000 calls and fails.
+A server that kept every model request (measured by not clearing the scripted
+model's history: +13 KB of RSS and +92 heap blocks per call) ends at 241 MB
+against a limit of 217 MB, and fails both bounds.
 """
 
-LATE_GROWTH_MB = 5.0
-"""Bound 2: RSS after all calls <= the in-flight reading at half the calls + LATE_GROWTH_MB.
+HEAP_SLACK_BLOCKS = 30_000
+"""Bound 2: live heap blocks after all calls <= after the first wave + HEAP_SLACK_BLOCKS.
 
-Independent of the warm-up, so it catches what bound 1 is too loose for: over the
-second half a server without leaks is flat (measured: +0.3 to +1.6 MB), while a
-leak of 1 KB per call adds ~5 MB over 5,000 calls.
+Both are read at rest after a full garbage collection (`sys.getallocatedblocks()`
+in the server), so unlike RSS they do not keep the high-water mark of the calls
+that were in flight. What may still grow is bounded by design: pydantic-core's
+cache of parsed JSON strings (16,384 slots, about 14,500 blocks when full) and
+the router's session memory (per category at most 256 sessions x 10 runs; the
+100 legacy sessions here fill about 12,000 blocks). Measured growth from 1,000 to
+10,000 calls: about +100 blocks (2026-07-28) and +6,000 to +9,000 (legacy); a
+leak of 4 small objects (blocks) per call adds 36,000 and fails.
 """
 
 CALL_TIMEOUT_S = 120.0
+IDLE_TIMEOUT_S = 10.0
 _LOG_PROBLEMS = ("Traceback", "ERROR", "Exception", "exception")
 
 
@@ -96,6 +102,25 @@ def write_config(folder: Path) -> Path:
     return path
 
 
+class _Lines:
+    """A subprocess's stdout, line by line."""
+
+    def __init__(self, stream: ByteReceiveStream) -> None:
+        self._stream = stream
+        self._buffer = b""
+
+    async def next(self) -> str:
+        """The next line ("" once the stream ended)."""
+        while b"\n" not in self._buffer:
+            try:
+                self._buffer += await self._stream.receive()
+            except anyio.EndOfStream:
+                line, self._buffer = self._buffer, b""
+                return line.decode(errors="replace")
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+
 @dataclass
 class ServedRouter:
     """The server process: its URL, and its memory (and that of the demo MCP server it runs)."""
@@ -103,10 +128,20 @@ class ServedRouter:
     process: Process
     url: str
     log: Path
+    stdout: _Lines
 
     def rss(self) -> int:
         """The router process's resident memory, in bytes."""
         return int(psutil.Process(self.process.pid).memory_info().rss)
+
+    async def heap(self) -> dict[str, int]:
+        """Let the server collect garbage and report its live heap (`report_memory`)."""
+        self.process.send_signal(signal.SIGUSR1)
+        with anyio.fail_after(60):
+            line = await self.stdout.next()
+        if not line.startswith("memory "):
+            raise RuntimeError(f"the soak server answered {line!r} to SIGUSR1; see {self.log}")
+        return dict(json.loads(line.removeprefix("memory ")))
 
     def children_rss(self) -> int:
         """The resident memory of the server's subprocesses (the demo MCP server), in bytes."""
@@ -139,19 +174,14 @@ async def served_router(config: Path, log: Path) -> AsyncIterator[ServedRouter]:
     children: list[psutil.Process] = []
     try:
         assert process.stdout is not None
-        seen = b""
+        stdout = _Lines(process.stdout)
         with anyio.fail_after(60):
-            while b"\n" not in seen:
-                try:
-                    seen += await process.stdout.receive()
-                except anyio.EndOfStream:
-                    break
-        line = seen.split(b"\n", 1)[0].decode()
+            line = await stdout.next()
         if not line.startswith("listening on "):
             told = log.read_text(errors="replace")[-2000:]
             raise RuntimeError(f"the soak server did not start: {line!r}; its stderr: {told}")
         children = psutil.Process(process.pid).children(recursive=True)
-        yield ServedRouter(process, line.removeprefix("listening on ").strip(), log)
+        yield ServedRouter(process, line.removeprefix("listening on ").strip(), log, stdout)
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(process, children)
@@ -172,67 +202,6 @@ async def _stop(process: Process, children: list[psutil.Process]) -> None:
         except psutil.NoSuchProcess:
             continue
     await process.aclose()
-
-
-def request(index: int, nonce: int) -> tuple[str, dict[str, str], int]:
-    """Call number `index`: its category tool, its arguments and its token (unique per run)."""
-    task = TASKS[index % len(TASKS)]
-    token = nonce * 100_000 + index
-    return task.category_slug, {"objective": task.objective, "exact_input": f"token {token}"}, token
-
-
-def _parsed(text: str | None) -> Any:
-    """A tool output as JSON, or the text itself when it is not JSON (then it cannot match)."""
-    try:
-        return json.loads(text or "null")
-    except json.JSONDecodeError:
-        return text
-
-
-def check(result: mcp_types.CallToolResult, index: int, token: int) -> str | None:
-    """None when `result` is exactly what call `index` with `token` must return, else why not.
-
-    Timings (`duration_s`, `wall_s`) vary and are left out; the tool's output is compared
-    as parsed JSON.
-    """
-    task = TASKS[index % len(TASKS)]
-    where = f"call {index} ({task.category_slug}, token {token})"
-    text = "".join(c.text for c in result.content if isinstance(c, mcp_types.TextContent))
-    if result.is_error or result.structured_content is None:
-        return f"{where}: error result {text[:300]!r}"
-    got = _parsed(text)
-    if not isinstance(got, dict) or got != result.structured_content:
-        return f"{where}: the text and the structured content differ"
-    got.get("usage", {}).pop("wall_s", None)
-    for execution in got.get("executions", []):
-        execution.pop("duration_s", None)
-        execution["result"] = _parsed(execution.get("result"))
-    expected = {
-        "category": task.category,
-        "status": "success",
-        "summary": task.summary(token),
-        "executions": [
-            {
-                "tool": task.tool,
-                "arguments": task.arguments(token),
-                "ok": True,
-                "result": task.output(token),
-                "round": 1,
-                "cached": False,
-            }
-        ],
-        "iterations": 1,
-        "usage": {
-            "llm_calls": 2,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "cache_hits": 0,
-            "cache_misses": 0,
-        },
-    }
-    if got != expected:
-        return f"{where}: expected {json.dumps(expected)[:400]}, got {json.dumps(got)[:400]}"
-    return None
 
 
 @dataclass
@@ -301,31 +270,43 @@ def _mb(value: int) -> float:
     return round(value / MB, 1)
 
 
+async def _reading(router: ServedRouter) -> dict[str, Any]:
+    """The server at rest: no call in flight, its clients' connections closed, garbage collected.
+
+    Closed connections are waited for (bounded by `IDLE_TIMEOUT_S`; how many are left
+    is part of the reading), so that every reading compares the same state.
+    """
+    deadline = time.monotonic() + IDLE_TIMEOUT_S
+    while router.connections() and time.monotonic() < deadline:
+        await anyio.sleep(0.05)  # the server closes its side once it reads the client's FIN
+    heap = await router.heap()
+    return {"rss_mb": _mb(router.rss()), "connections": router.connections(), **heap}
+
+
 async def soak(
     router: ServedRouter, *, calls: int, clients: int, per_client: int, mode: Mode = "auto"
 ) -> dict[str, Any]:
     """Run `calls` checked calls, `clients x per_client` at a time; figures and errors.
 
-    Phase one is one call per worker (all submitted at once), phase two the rest.
-    RSS and open connections are read before the first call and after each phase
-    (nothing in flight); `rss_trend` adds a reading each time another wave's worth
-    of calls finished.
+    Phase one is one call per worker (all submitted at once), phase two the rest, each
+    with a new pool of client sessions. The server is read at rest (`_reading`) before
+    the first call and after each phase; `rss_trend` adds an RSS reading in flight each
+    time another wave's worth of calls finished.
     """
     concurrency = clients * per_client
     tally = _Tally(router, nonce=random.randrange(10_000, 100_000), every=concurrency)
-    rss: dict[str, float] = {}
-    connections: dict[str, int] = {}
+    readings = {"start": await _reading(router)}
+    demo_start = _mb(router.children_rss())
     phases: list[dict[str, Any]] = []
-    async with AsyncExitStack() as stack:
-        pool = [
-            await stack.enter_async_context(Client(router.url, mode=mode)) for _ in range(clients)
-        ]
-        for client in pool:  # the client checks structured content against the listed schema
-            listed = [t.name for t in (await client.list_tools()).tools]
-        protocol = pool[0].protocol_version
-        rss["start"], connections["start"] = _mb(router.rss()), router.connections()
-        demo_start = _mb(router.children_rss())
-        for end in sorted({min(concurrency, calls), calls}):
+    for end in sorted({min(concurrency, calls), calls}):
+        async with AsyncExitStack() as stack:
+            pool = [
+                await stack.enter_async_context(Client(router.url, mode=mode))
+                for _ in range(clients)
+            ]
+            for client in pool:  # the client checks structured content against this schema
+                listed = [t.name for t in (await client.list_tools()).tools]
+            protocol = pool[0].protocol_version
             first, tally.end = tally.next, end
             seen = len(tally.latencies)
             started = time.perf_counter()
@@ -333,11 +314,9 @@ async def soak(
                 for number in range(min(concurrency, end - first)):
                     workers.start_soon(_worker, pool[number % clients], tally)
             elapsed = time.perf_counter() - started
-            phases.append(_phase(end - first, elapsed, tally.latencies[seen:]))
-            rss[f"after_{end}"] = _mb(router.rss())
-            connections[f"after_{end}"] = router.connections()
-            tally.trend.append({"calls": end, "rss_mb": rss[f"after_{end}"]})
-        demo_end = _mb(router.children_rss())
+        phases.append(_phase(end - first, elapsed, tally.latencies[seen:]))
+        readings[f"after_{end}"] = await _reading(router)
+        tally.trend.append({"calls": end, "rss_mb": readings[f"after_{end}"]["rss_mb"]})
     return {
         "mode": mode,
         "transport": f"streamable HTTP, protocol {protocol}",
@@ -349,10 +328,10 @@ async def soak(
         "ok": tally.ok,
         "errors": tally.error_count,
         "error_samples": tally.errors,
-        "rss_mb": rss,
-        "connections": connections,
+        "rss_mb": {name: reading["rss_mb"] for name, reading in readings.items()},
+        "at_rest": readings,
         "rss_trend": tally.trend,
-        "demo_server_rss_mb": {"start": demo_start, "end": demo_end},
+        "demo_server_rss_mb": {"start": demo_start, "end": _mb(router.children_rss())},
         "phases": phases,
         "overall": _phase(calls, sum(p["wall_s"] for p in phases), tally.latencies),
     }
@@ -361,10 +340,9 @@ async def soak(
 def verdict(figures: dict[str, Any]) -> dict[str, Any]:
     """Both memory bounds and the results, judged: PASS or FAIL, with the numbers."""
     calls, wave = figures["calls"], figures["concurrency"]
-    first, last = figures["rss_mb"][f"after_{wave}"], figures["rss_mb"][f"after_{calls}"]
-    limit = round(first * BOUND_FACTOR + BOUND_SLACK_MB, 1)
-    halfway = min(figures["rss_trend"], key=lambda point: abs(point["calls"] - calls / 2))
-    late = round(last - halfway["rss_mb"], 1)
+    first, last = figures["at_rest"][f"after_{wave}"], figures["at_rest"][f"after_{calls}"]
+    limit = round(first["rss_mb"] * BOUND_FACTOR + BOUND_SLACK_MB, 1)
+    grown = last["allocated_blocks"] - first["allocated_blocks"]
     clean = (
         figures["errors"] == 0
         and figures["ok"] == calls
@@ -372,17 +350,17 @@ def verdict(figures: dict[str, Any]) -> dict[str, Any]:
         and figures.get("server_exit_code", 0) == 0
     )
     judged = {
-        "memory": last <= limit,
-        "late_growth": late <= LATE_GROWTH_MB,
+        "memory": last["rss_mb"] <= limit,
+        "heap": grown <= HEAP_SLACK_BLOCKS,
         "results": clean,
     }
     return {
         "rule": f"RSS after {calls:,} <= RSS after {wave:,} x {BOUND_FACTOR:g}"
         f" + {BOUND_SLACK_MB:g} MB",
         "limit_mb": limit,
-        "late_rule": f"RSS after {calls:,} <= RSS at {halfway['calls']:,} calls"
-        f" + {LATE_GROWTH_MB:g} MB",
-        "late_growth_mb": late,
+        "heap_rule": f"live heap blocks after {calls:,} <= after {wave:,} + {HEAP_SLACK_BLOCKS:,}",
+        "heap_growth_blocks": grown,
+        "heap_limit_blocks": HEAP_SLACK_BLOCKS,
         **{name: "PASS" if ok else "FAIL" for name, ok in judged.items()},
         "verdict": "PASS" if all(judged.values()) else "FAIL",
     }

@@ -7,23 +7,20 @@ collects garbage and prints its live heap (`report_memory`). It is its own
 process so that its resident memory is measured apart from the clients'.
 
 The scripted model stands in for an LLM, deterministically: from the objective
-it picks one demo tool (`TASKS`) and puts the request's token (the number in
-the exact input) into the tool's arguments; once the tool answered, it writes a
-summary from the tool's own output. So a result whose arguments, tool output
+it picks one demo tool (`soak_tasks.TASKS`) and puts the request's token (the
+number in the exact input) into the tool's arguments; once the tool answered, it
+writes a summary from the tool's own output. So a result whose arguments, tool output
 and summary all carry the caller's token was run for that caller.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import gc
 import json
 import re
 import signal
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -33,76 +30,9 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.meta import MetaManager
 from meta_tools.server import serve
 
-__all__ = ["TASKS", "Task", "answer", "main", "report_memory", "scripted_model"]
+from .soak_tasks import TASKS
 
-_START = dt.date(2000, 1, 1)
-
-
-def _days(token: int) -> int:
-    return token % 1_000_000  # unique per request within a run; stays before the year 4738
-
-
-@dataclass(frozen=True)
-class Task:
-    """One kind of soak call: a category, an objective, the demo tool the model picks for it.
-
-    `arguments(token)` is what the model sends the tool; `output(token)` what the
-    demo tool must answer and `summary(token)` what the model must write then
-    (both computed here independently of the server).
-    """
-
-    category: str
-    category_slug: str
-    objective: str
-    tool: str
-    arguments: Callable[[int], dict[str, Any]]
-    output: Callable[[int], dict[str, Any]]
-    summary: Callable[[int], str]
-
-
-def _shifted(token: int) -> dt.date:
-    return _START + dt.timedelta(days=_days(token))
-
-
-TASKS: tuple[Task, ...] = (
-    Task(
-        category="Math & Units",
-        category_slug="math_units",
-        objective="Calculate three times the number, plus one.",
-        tool="calculate",
-        arguments=lambda t: {"expression": f"{t} * 3 + 1"},
-        output=lambda t: {"expression": f"{t} * 3 + 1", "result": t * 3 + 1},
-        summary=lambda t: f"{t} * 3 + 1 = {t * 3 + 1}",
-    ),
-    Task(
-        category="Text Analysis",
-        category_slug="text_analysis",
-        objective="Find the number in the text.",
-        tool="search_text",
-        arguments=lambda t: {"text": f"alpha {t} omega", "query": str(t)},
-        output=lambda t: {
-            "query": str(t),
-            "total_matches": 1,
-            "matches": [{"line": 1, "column": 7, "match": str(t), "context": f"alpha {t} omega"}],
-            "truncated": False,
-        },
-        summary=lambda t: f"found {t} at line 1, column 7",
-    ),
-    Task(
-        category="Dates & Time Zones",
-        category_slug="dates_time_zones",
-        objective="Shift the date 2000-01-01 by the number of days.",
-        tool="shift_date",
-        arguments=lambda t: {"date": _START.isoformat(), "days": _days(t)},
-        output=lambda t: {
-            "start": _START.isoformat(),
-            "result": _shifted(t).isoformat(),
-            "weekday": _shifted(t).strftime("%A"),
-            "notes": [],
-        },
-        summary=lambda t: f"{_START.isoformat()} + {_days(t)} days = {_shifted(t).isoformat()}",
-    ),
-)
+__all__ = ["answer", "main", "report_memory", "scripted_model"]
 
 _BY_OBJECTIVE = {task.objective: task for task in TASKS}
 _INPUT = re.compile(r"^Objective: (?P<objective>.*)\nExact input: token (?P<token>\d+)$")

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from benchmarks.soak import check, request, served_router, soak, verdict, write_config
+from benchmarks.soak import served_router, soak, verdict, write_config
+from benchmarks.soak_tasks import check, request
 from tests.leaks import Snapshot
 
 pytestmark = pytest.mark.anyio
@@ -39,8 +40,12 @@ async def test_twenty_concurrent_calls_through_a_served_router_each_get_their_ow
         assert (figures["concurrency"], figures["calls"]) == (20, 40)
         assert (figures["ok"], figures["errors"], figures["error_samples"]) == (40, 0, [])
         assert [p["calls"] for p in figures["phases"]] == [20, 20]
-        assert set(figures["rss_mb"]) == {"start", "after_20", "after_40"}
-        assert all(value > 10 for value in figures["rss_mb"].values())
+        readings = figures["at_rest"]
+        assert set(readings) == {"start", "after_20", "after_40"}
+        for reading in readings.values():  # read at rest: no client connection left
+            assert set(reading) == {"rss_mb", "connections", "allocated_blocks", "objects"}
+            assert reading["connections"] == 0
+            assert reading["rss_mb"] > 10 and reading["allocated_blocks"] > 10_000
     assert router.log_problems() == []
     assert router.process.returncode == 0  # stopped gracefully by SIGINT
     assert check(result, 2, token) is None
@@ -49,38 +54,39 @@ async def test_twenty_concurrent_calls_through_a_served_router_each_get_their_ow
     assert crossed.startswith(f"call 2 (dates_time_zones, token {token + 1}): expected")
 
 
-def _figures(first: float, halfway: float, last: float) -> dict[str, Any]:
+def _figures(first: tuple[float, int], last: tuple[float, int]) -> dict[str, Any]:
+    """Soak figures with (RSS MB, live heap blocks) read at rest after 1,000 and 10,000 calls."""
     return {
         "calls": 10_000,
         "concurrency": 1_000,
         "ok": 10_000,
         "errors": 0,
         "log_problems": [],
-        "rss_mb": {"start": 73.0, "after_1000": first, "after_10000": last},
-        "rss_trend": [
-            {"calls": 1_000, "rss_mb": first},
-            {"calls": 5_000, "rss_mb": halfway},
-            {"calls": 10_000, "rss_mb": last},
-        ],
+        "at_rest": {
+            f"after_{calls}": {"rss_mb": rss, "allocated_blocks": blocks}
+            for calls, (rss, blocks) in ((1_000, first), (10_000, last))
+        },
     }
 
 
-def test_the_soak_verdict_passes_a_flat_server_and_fails_a_growing_or_erring_one() -> None:
-    flat = _figures(105.9, 149.5, 150.0)  # measured on the served router
-    leaking = _figures(110.1, 194.7, 234.6)  # measured with every model request kept
+def test_the_soak_verdict_passes_a_flat_server_and_fails_a_leaking_or_erring_one() -> None:
+    flat = _figures((116.4, 345_888), (148.7, 345_983))  # measured on the served router
+    leaking = _figures((123.5, 437_708), (241.4, 1_265_903))  # measured keeping model requests
     erring = copy.deepcopy(flat)
     erring["ok"], erring["errors"] = 9_999, 1
 
     assert verdict(flat) == {
         "rule": "RSS after 10,000 <= RSS after 1,000 x 1.5 + 32 MB",
-        "limit_mb": 190.9,
-        "late_rule": "RSS after 10,000 <= RSS at 5,000 calls + 5 MB",
-        "late_growth_mb": 0.5,
+        "limit_mb": 206.6,
+        "heap_rule": "live heap blocks after 10,000 <= after 1,000 + 30,000",
+        "heap_growth_blocks": 95,
+        "heap_limit_blocks": 30_000,
         "memory": "PASS",
-        "late_growth": "PASS",
+        "heap": "PASS",
         "results": "PASS",
         "verdict": "PASS",
     }
     judged = verdict(leaking)
-    assert (judged["memory"], judged["late_growth"], judged["verdict"]) == ("FAIL", "FAIL", "FAIL")
+    assert (judged["memory"], judged["heap"], judged["results"]) == ("FAIL", "FAIL", "PASS")
+    assert judged["verdict"] == "FAIL"
     assert (verdict(erring)["results"], verdict(erring)["verdict"]) == ("FAIL", "FAIL")
