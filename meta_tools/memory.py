@@ -53,7 +53,8 @@ class SessionMemory:
     """Past runs (objective and summary) per session, bounded both ways.
 
     Each session keeps its last `size` runs; beyond `max_sessions` sessions the
-    least recently used one is forgotten. `size=0` remembers nothing.
+    least recently used one is forgotten. `size=0` remembers nothing, and a run
+    without a session is neither shown past runs nor remembered.
     """
 
     def __init__(self, size: int, *, max_sessions: int = 256) -> None:
@@ -62,12 +63,12 @@ class SessionMemory:
         self._sessions: OrderedDict[str, deque[dict[str, str]]] = OrderedDict()
 
     def past_runs(self, session: str | None) -> list[dict[str, str]]:
-        return list(self._sessions.get(session or "", ()))
+        return list(self._sessions.get(session, ())) if session is not None else []
 
     def remember(self, session: str | None, objective: str, summary: str) -> None:
-        if self.size == 0:
+        if self.size == 0 or session is None:
             return
-        key = session or ""
+        key = session
         runs = self._sessions.get(key)
         if runs is None:
             runs = self._sessions[key] = deque(maxlen=self.size)

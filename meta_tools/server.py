@@ -147,8 +147,8 @@ class _Handlers:
 
     def session_key(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
-    ) -> str:
-        """Whose category memory this call uses (see the module docstring)."""
+    ) -> str | None:
+        """Whose category memory this call uses (see the module docstring); None: no memory."""
         meta: Mapping[str, Any] = params.meta or {}
         chosen = meta.get(SESSION_META_KEY)
         headers = getattr(ctx.request, "headers", None)
@@ -162,7 +162,7 @@ class _Handlers:
             peer = self.default_session
         if isinstance(chosen, str) and chosen:
             return f"{peer or 'client'}:{chosen[:200]}"
-        return peer or f"call:{uuid.uuid4().hex}"
+        return peer
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams

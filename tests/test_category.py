@@ -322,3 +322,20 @@ async def test_events_report_each_step_in_order() -> None:
     ]
     assert len({e.run_id for e in events}) == 1
     assert events[-1].as_dict()["status"] == result.status == "success"
+
+
+async def test_a_run_without_a_session_neither_sees_nor_leaves_past_runs() -> None:
+    def answer(request: ChatRequest) -> AssistantTurn:
+        if len(request.messages) > 2:
+            return AssistantTurn(text="ok")
+        return calls(("add", {"a": 1, "b": 1}))
+
+    model = ScriptedModel.from_function(answer)
+    category = manager(model, add)
+    await category.run("remembered task", "x", session="alice")
+    await category.run("anonymous task", "x")
+    await category.run("another anonymous task", "x")
+    assert [r["objective"] for r in category.past_runs("alice")] == ["remembered task"]
+    assert category.past_runs(None) == []
+    anonymous_system = model.requests[-2].messages[0].content
+    assert "remembered task" not in anonymous_system and "anonymous task" not in anonymous_system
