@@ -30,15 +30,19 @@ sends); a 2026-07-28 HTTP call without that key has no memory across calls.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
 import os
+import signal
 import socket
+import threading
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
+from types import FrameType
 from typing import Any, Literal
 
 import anyio
@@ -339,6 +343,7 @@ async def serve(
         OSError: the HTTP port cannot be bound.
     """
     meta = _router(router)
+    caught: list[int] = []
     async with meta:
         if transport == "stdio":
             server = build_server(meta, default_session=f"stdio:{uuid.uuid4().hex}")
@@ -349,7 +354,10 @@ async def serve(
                 )
                 await server.run(read, write, options)
             return
-        await _serve_http(meta, host, port, token, path, max_body_bytes, task_status)
+        await _serve_http(meta, host, port, token, path, max_body_bytes, task_status, caught)
+    # Only now that every MCP session and subprocess is closed: let the signal act.
+    for number in reversed(caught):
+        signal.raise_signal(number)
 
 
 async def _serve_http(
@@ -360,8 +368,34 @@ async def _serve_http(
     path: str,
     max_body_bytes: int,
     task_status: TaskStatus[str],
+    caught: list[int],
 ) -> None:
     import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn that records SIGINT/SIGTERM instead of re-raising them on shutdown.
+
+        uvicorn re-raises a caught signal as soon as it stops, which would kill
+        the process before the router closes its MCP sessions; `serve` re-raises
+        them after that.
+        """
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            caught.append(sig)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
     app = http_app(
         build_server(meta), host=host, token=token, path=path, max_body_bytes=max_body_bytes
@@ -373,7 +407,7 @@ async def _serve_http(
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+    server = GracefulServer(config)
 
     async def run() -> None:
         with anyio.CancelScope(shield=True):  # a cancelled serve() still shuts down gracefully

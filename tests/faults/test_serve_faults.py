@@ -247,3 +247,43 @@ async def test_a_config_replaced_by_invalid_json_while_serving_keeps_the_running
     assert "the running config is kept" in rejected
     assert "line 1, column" in problem
     assert "Traceback" not in stderr.text
+
+
+# -- SIGTERM (what a process manager sends) ---------------------------------------------------
+
+
+async def test_sigterm_closes_the_mcp_sessions_before_the_process_ends(tmp_path: Path) -> None:
+    import psutil
+
+    config = tmp_path / "Meta_tool_config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "Numbers": {"description": "Arithmetic.", "tools": ["calculate"]},
+                "mcp_servers": {"demo": {"command": "python", "args": ["-m", "meta_tools.demo"]}},
+                "model": {"api_key_env": "FAULT_LLM_KEY"},
+            }
+        )
+    )
+    command = [sys.executable, "-c", "from meta_tools.cli import main; main()", "serve"]
+    command += ["--config", str(config), "--transport", "http", "--port", "0", "--no-reload"]
+    env = {**os.environ, "FAULT_LLM_KEY": "sk-test"}
+    process = await anyio.open_process(command, cwd=ROOT, env=env, stdout=None)
+    try:
+        assert process.stderr is not None
+        stderr = Output(process.stderr)
+        await stderr.wait_for(" on http://")
+        demo = [
+            p
+            for p in psutil.Process(process.pid).children()
+            if "meta_tools.demo" in " ".join(p.cmdline())
+        ]
+        assert len(demo) == 1
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(20):
+            assert await process.wait() == -signal.SIGTERM  # the signal still ends the process
+        assert "Traceback" not in stderr.text
+        with pytest.raises(psutil.NoSuchProcess):
+            demo[0].status()  # closed by the router, not orphaned
+    finally:
+        await _stop(process)
