@@ -23,7 +23,7 @@ from .events import (
     ToolFinished,
     ToolsSelected,
 )
-from .exceptions import ConfigError, ModelError
+from .exceptions import ConfigError, ModelError, ToolNotFoundError
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from .memory import RunMemory, SessionMemory
@@ -52,6 +52,12 @@ def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return slug[:64] or "category"
+
+
+def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
+    return ToolNotFoundError(
+        f"tool {call.name!r} failed repeatedly in this run and is withdrawn; use another tool"
+    )
 
 
 class CategoryManager:
@@ -227,7 +233,9 @@ class CategoryManager:
     ) -> CategoryResult:
         """Run the loop for one task and return its result; never raises for tool or model faults."""
         run = RunMemory(run_id=uuid.uuid4().hex[:16], objective=objective, sink=on_event)
-        await run.emit(lambda: RunStarted(run.run_id, self.name, 0, objective=objective))
+        await run.emit(
+            lambda: RunStarted(run.run_id, self.name, 0, objective=self.redactor.text(objective))
+        )
         selection = self._offer(run, exact_input)
         if selection.abstained and not selection.tools:
             result = self._abstained(run, selection)
@@ -325,10 +333,21 @@ class CategoryManager:
 
     async def _execute(self, run: RunMemory, calls: list[ToolCall]) -> None:
         run.iteration += 1
+        # A withdrawn tool is not run again, even when the LLM still calls it.
+        withdrawn = set(run.withdrawn)
+        runnable = [c for c in calls if c.name not in withdrawn]
         with collect_cache_report() as cache:
-            outcomes = await self.tools.call_tools(
-                calls, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
+            ran = iter(
+                await self.tools.call_tools(
+                    runnable, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
+                )
+                if runnable
+                else []
             )
+        outcomes = [
+            next(ran) if c.name not in withdrawn else ToolOutcome(c, error=_withdrawn_error(c))
+            for c in calls
+        ]
         run.usage.cache_hits += len(cache.hits)
         run.usage.cache_misses += len(cache.misses)
         recorded = [self._record(run, o, cached=o.call.id in cache.hits) for o in outcomes]

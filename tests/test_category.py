@@ -192,6 +192,32 @@ async def test_a_tool_that_failed_twice_is_withdrawn_from_later_rounds() -> None
     assert [e.ok for e in result.executions] == [False, False, True]
 
 
+async def test_a_withdrawn_tool_called_anyway_is_not_run_again() -> None:
+    runs: list[str] = []
+
+    @tool
+    def slow_service(city: str) -> str:
+        """Look up a city in a service that keeps failing."""
+        runs.append(city)
+        raise ConnectionError("service unreachable")
+
+    model = ScriptedModel(
+        [
+            calls(("slow_service", {"city": "Oslo"})),
+            calls(("slow_service", {"city": "Oslo"})),
+            calls(("slow_service", {"city": "Oslo"})),
+            AssistantTurn(text="gave up"),
+        ]
+    )
+    result = await manager(model, slow_service, backup_lookup).run("Weather", "Oslo")
+    assert runs == ["Oslo", "Oslo"]
+    third = result.executions[2]
+    assert (third.tool, third.ok) == ("slow_service", False)
+    assert third.error is not None and "withdrawn" in third.error
+    assert model.requests[3].messages[-2].role == "tool"
+    assert "withdrawn" in model.requests[3].messages[-2].content
+
+
 async def test_iteration_limit_ends_with_a_summary_call_without_tools() -> None:
     model = ScriptedModel(
         [

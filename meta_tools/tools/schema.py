@@ -124,6 +124,11 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
+class _TableArgs(_Args):
+    """Base of a model built from a parameter table: it knows no defaults, so an
+    optional argument the LLM left out is not passed (the tool's own default applies)."""
+
+
 def args_model_from_signature(
     func: Callable[..., Any],
     name: str,
@@ -188,7 +193,7 @@ def args_model_from_parameters(name: str, properties: Mapping[str, Any]) -> type
         if not required:
             python = python | None if python is not Any else Any
         fields[f"field_{index}"] = (python, Field(... if required else None, alias=key))
-    return create_model(f"{name}_arguments", __base__=_Args, **fields)
+    return create_model(f"{name}_arguments", __base__=_TableArgs, **fields)
 
 
 def _argument_names(model: type[BaseModel]) -> dict[str, str]:
@@ -288,7 +293,8 @@ def validate_arguments(
         parsed = model.model_validate(values)
     except ValidationError as exc:
         raise ToolArgumentsError(tool, format_validation_error(exc, model)) from None
-    return {names[key]: getattr(parsed, key) for key in model.model_fields}
+    given = parsed.model_fields_set if issubclass(model, _TableArgs) else model.model_fields
+    return {names[key]: getattr(parsed, key) for key in model.model_fields if key in given}
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> list[str]:

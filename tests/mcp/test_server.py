@@ -383,3 +383,20 @@ async def test_a_hot_reload_tells_connected_clients_that_the_tools_changed(mode:
                     await subscription.__anext__()
         # the client's cached tool list was dropped by the notification: no refresh asked
         assert [t.name for t in (await client.list_tools()).tools] == ["loud_text"]
+
+
+async def test_serving_on_a_taken_port_raises_and_leaves_no_socket_open() -> None:
+    import gc
+    import socket
+    import warnings
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(OSError):
+                await serve(router(), transport="http", port=port)
+            gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []

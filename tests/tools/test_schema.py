@@ -188,3 +188,31 @@ async def test_sync_and_async_functions_both_run_and_errors_keep_their_message()
     assert await FunctionTool("aecho", aecho).call({"text": "hi"}) == "HI"
     with pytest.raises(ToolExecutionError, match="RuntimeError: disk on fire"):
         await FunctionTool("boom", boom).call({})
+
+
+async def test_an_optional_parameter_the_llm_omits_keeps_the_tools_own_default() -> None:
+    from typing import ClassVar
+
+    from meta_tools import BaseTool, ToolParameter
+
+    class Paged(BaseTool):
+        name = "paged"
+        description = "A DB-GPT style tool with a parameter table."
+        args: ClassVar[dict[str, ToolParameter]] = {
+            "query": ToolParameter(name="query", type="string", description="What to find"),
+            "limit": ToolParameter(
+                name="limit", type="integer", description="At most", required=False
+            ),
+        }
+
+        def execute(self, query: str, limit: int = 10) -> list[object]:
+            return [query, limit]
+
+    @tool(args={"limit": {"type": "integer", "required": False}})
+    def paged(limit: int = 10) -> int:
+        return limit
+
+    assert await Paged().call({"query": "x"}) == ["x", 10]
+    assert await Paged().call({"query": "x", "limit": "3"}) == ["x", 3]
+    assert await paged._tool.call({}) == 10  # type: ignore[attr-defined]
+    assert await paged._tool.call({"limit": None}) is None  # type: ignore[attr-defined]
