@@ -22,7 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from meta_tools import FunctionTool, tool
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ModelError
-from meta_tools.llm import ChatRequest, ScriptedModel
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.meta import MetaManager, category_parameters
@@ -400,3 +400,19 @@ async def test_serving_on_a_taken_port_raises_and_leaves_no_socket_open() -> Non
                 await serve(router(), transport="http", port=port)
             gc.collect()
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+async def test_calls_with_no_client_identity_share_no_category_memory() -> None:
+    def answer(request: ChatRequest) -> AssistantTurn:
+        if len(request.messages) == 2:
+            return AssistantTurn(tool_calls=[ToolCall(name="shout", arguments={"text": "x"})])
+        return AssistantTurn(text="done")
+
+    model = ScriptedModel.from_function(answer)
+    meta = router(model=model)
+    async with meta, Client(build_server(meta), mode="auto") as client:
+        await client.call_tool("text", {"objective": "first secret plan", "exact_input": "a"})
+        await client.call_tool("text", {"objective": "second task", "exact_input": "b"})
+    second_system = model.requests[2].messages[0].content
+    assert "first secret plan" not in second_system
+    assert meta.get_category("text").past_runs(None) == []
