@@ -26,6 +26,7 @@ from .config import CacheConfig, CategoryConfig, MetaToolsConfig, json_path
 from .exceptions import ConfigError, ToolUnavailableError
 from .llm.base import ChatModel
 from .prompts import PromptSet
+from .redaction import Redactor
 from .tools.base import BaseTool
 from .tools.builtins import builtin_tools
 from .tools.mcp import McpToolSource
@@ -113,7 +114,7 @@ def category_from_config(
     model: ChatModel,
     *,
     prompts: PromptSet,
-    secrets: Iterable[str],
+    redactor: Redactor,
     cache: ResultCache | None,
 ) -> CategoryManager:
     """The category `name` of `config`, its limits falling back on the config's `defaults`."""
@@ -130,7 +131,7 @@ def category_from_config(
         max_result_chars=defaults.max_result_chars,
         memory_size=defaults.category_memory,
         prompts=prompts,
-        secrets=secrets,
+        secrets=redactor,
         max_tools_per_prompt=spec.max_tools_per_prompt or defaults.max_tools_per_prompt,
         max_tool_chars_per_prompt=(
             spec.max_tool_chars_per_prompt or defaults.max_tool_chars_per_prompt

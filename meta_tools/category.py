@@ -74,7 +74,8 @@ class CategoryManager:
         max_result_chars: longer tool outputs are truncated with a marker.
         memory_size: past runs (objective + summary) remembered per session.
         prompts: the templates (defaults when omitted).
-        secrets: values (API keys, tokens) scrubbed from results, errors and events.
+        secrets: values (API keys, tokens) scrubbed from results, errors and events,
+            or a `Redactor` already built for them (shared, not compiled again).
         max_tools_per_prompt: above this many tools, each call is offered a shortlist.
         max_tool_chars_per_prompt: above this many characters of tool definitions, too.
         pinned: tool names always offered, whatever the shortlist ranks.
@@ -97,7 +98,7 @@ class CategoryManager:
         max_result_chars: int = 4000,
         memory_size: int = 10,
         prompts: PromptSet | None = None,
-        secrets: Iterable[str] = (),
+        secrets: Iterable[str] | Redactor = (),
         max_tools_per_prompt: int = 20,
         max_tool_chars_per_prompt: int | None = 12_000,
         pinned: Sequence[str] = (),
@@ -121,7 +122,7 @@ class CategoryManager:
         self.max_result_chars = max_result_chars
         self.memory = SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
-        self.redactor = Redactor(secrets)
+        self.redactor = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
 
     def __repr__(self) -> str:
         return f"<CategoryManager {self.name!r} tools={len(self.tools)}>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -129,7 +129,7 @@ class MetaManager(AsyncCloseable):
                 chosen[name],
                 model,
                 prompts=prompts,
-                secrets=redactor.secrets,
+                redactor=redactor,
                 cache=(
                     None
                     if spec.cache is None
@@ -155,7 +155,10 @@ class MetaManager(AsyncCloseable):
             return
         chosen, warnings = self._tool_sources.resolve(config, strict=strict)
         for manager in self._managers.values():
-            if manager.name in chosen:
+            # A category whose tools are the same objects keeps its pack and shortlist index.
+            if manager.name in chosen and not _same_tools(
+                manager.tools.list_tools(), chosen[manager.name]
+            ):
                 try:
                     manager.set_tools(ToolPack(chosen[manager.name], name=manager.name))
                 except ConfigError:
@@ -390,3 +393,14 @@ class MetaManager(AsyncCloseable):
                 f"No tool of this category can run now. {' '.join(reasons)}"
             ),
         )
+
+
+def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
+    """Whether `new` are the very tools of `current`, looking through the caches around them.
+
+    A cache wrapper is made afresh on every resolution, the tool inside it is not;
+    a server that listed again gives new tool objects, and so does a stand-in.
+    """
+    return len(current) == len(new) and all(
+        getattr(a, "inner", a) is getattr(b, "inner", b) for a, b in zip(current, new, strict=True)
+    )

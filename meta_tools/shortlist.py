@@ -109,6 +109,11 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
+def schema_chars(tool: BaseTool) -> int:
+    """The characters of a tool's definition as the LLM is sent it (what `max_chars` limits)."""
+    return len(json.dumps(tool.openai_schema(), ensure_ascii=False))
+
+
 def tool_document(tool: BaseTool) -> str:
     """The text a tool is found by: its name (twice, it is the strongest signal), words, params."""
     name = tool.name.replace("_", " ").replace("-", " ")
@@ -268,7 +273,7 @@ class Shortlist:
                 "shortlist", [f"pinned tool {n!r} is not in the list" for n in unknown]
             )
         self.pinned = list(pinned)
-        self.sizes = [len(json.dumps(t.openai_schema(), ensure_ascii=False)) for t in self.tools]
+        self.sizes = [schema_chars(t) for t in self.tools]
         self.index: ToolIndex = index or Bm25Index([tool_document(t) for t in self.tools])
 
     def __repr__(self) -> str:
@@ -281,8 +286,7 @@ class Shortlist:
             return True
         if max_chars is None:
             return False
-        size = sum(len(json.dumps(t.openai_schema(), ensure_ascii=False)) for t in tools)
-        return size > max_chars
+        return sum(map(schema_chars, tools)) > max_chars
 
     def rank(self, query: str) -> list[int]:
         """Positions of all tools, best first; ties keep the configured order."""

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from meta_tools.cli import app
 from meta_tools.config import MetaToolsConfig
+from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -23,31 +24,13 @@ from tests.fakes.llm_server import (
     wire_tool_call,
 )
 
-TOOLS_MODULE = '''
-from meta_tools import tool
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@tool
-def shout(text: str) -> str:
-    """Upper-case a text."""
-    return text.upper()
-'''
+TOOLS_MODULE = (Path(__file__).parent / "faults" / "serve_tools.py").read_text()
+"""`add` and `shout`: the fault matrix's tools module, copied into each test's folder."""
 
 CATEGORIES = {
     "Math": {"description": "Arithmetic on integers.", "tools": ["add"]},
     "Text": {"description": "Transform text.", "tools": ["shout"]},
 }
-
-
-def meta_tools_command() -> list[str]:
-    script = Path(sys.executable).with_name("meta-tools")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "meta_tools.cli"]
 
 
 @pytest.fixture

@@ -114,9 +114,16 @@ async def test_a_category_call_through_the_real_dashscope_sdk(
         "10 km is 6.214 miles.",
         "6.214",
     )
-    second = llm_server.requests[1].body
+    first, second = (r.body for r in llm_server.requests)
+    assert first["model"] == "qwen-max" and first["parameters"]["tool_choice"] == "auto"
+    assert [t["function"]["name"] for t in first["parameters"]["tools"]] == [
+        "convert_km_to_miles",
+        "request_input",
+        "decline",
+    ]
     assert second["model"] == "qwen-max"
     assert second["input"]["messages"][3]["tool_call_id"] == "call_9"
+    assert llm_server.requests[0].headers["authorization"] == "Bearer sk-ds-secret"
 
 
 async def test_a_model_that_keeps_failing_ends_the_call_as_failed_without_leaking_the_key(

@@ -7,9 +7,12 @@ import pytest
 
 from meta_tools import tool
 from meta_tools.category import CategoryManager
+from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.meta import MetaManager
+from meta_tools.tools.mcp import McpToolSource
+from tests.servers import changing
 
 pytestmark = pytest.mark.anyio
 
@@ -125,3 +128,42 @@ def test_two_categories_with_the_same_function_name_are_refused() -> None:
                 CategoryManager("text!", "b", [shout], model),
             ]
         )
+
+
+async def test_a_server_listing_new_tools_rebuilds_only_the_categories_whose_tools_changed() -> (
+    None
+):
+    source = McpToolSource("changing", changing.build(), mode="legacy")  # type: ignore[arg-type]
+
+    def learn_then_answer(request: ChatRequest) -> AssistantTurn:
+        if len(request.messages) == 2:
+            call = ToolCall(name="learn", arguments={"name": "greet"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(text="learned")
+
+    cfg = MetaToolsConfig.from_data(
+        {
+            "Loud": {"description": "Shouting.", "tools": ["shout"], "abstain_below": 0.1},
+            "All": {"description": "Everything.", "tools": ["*"]},
+        },
+        source="test.json",
+    )
+    model = ScriptedModel.from_function(learn_then_answer)
+    async with MetaManager.from_config(cfg, tools=[shout], model=model, sources=[source]) as meta:
+        loud, everything = meta.get_category("loud"), meta.get_category("all")
+        loud_tools, loud_shortlist, all_tools = loud.tools, loud.shortlist, everything.tools
+        assert loud.redactor is everything.redactor is meta.redactor  # compiled once per build
+        changed = anyio.Event()
+        source.subscribe(lambda _: changed.set())
+        result = await meta.call_tool("all", {"objective": "Learn greet", "exact_input": ""})
+        with anyio.fail_after(10):
+            await changed.wait()
+        assert result.status == "success"
+        assert "greet" not in all_tools
+        assert [t.name for t in everything.tools.list_tools()] == [
+            *(t.name for t in all_tools.list_tools()),
+            "greet",
+        ]
+        assert everything.tools is not all_tools
+        assert loud_shortlist is not None
+        assert loud.tools is loud_tools and loud.shortlist is loud_shortlist

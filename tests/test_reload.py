@@ -3,13 +3,11 @@
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client
 
 from meta_tools import tool
@@ -25,6 +23,7 @@ from meta_tools.llm import (
 )
 from meta_tools.meta import MetaManager
 from meta_tools.reload import ConfigReloader, ReloadOutcome
+from tests.cli_process import Output, meta_tools_command
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -294,15 +293,6 @@ NUMBERS = ["calculate", "convert_units", "describe_numbers"]
 DATES = ["convert_time_zone", "date_difference", "shift_date", "describe_date", "month_calendar"]
 
 
-async def read_until(lines: BufferedByteReceiveStream, marker: str, seen: list[str]) -> str:
-    """Read stderr lines (kept in `seen`) until one contains `marker`; returns that line."""
-    while True:
-        line = (await lines.receive_until(b"\n", 65536)).decode()
-        seen.append(line)
-        if marker in line:
-            return line
-
-
 async def test_serve_over_http_applies_a_regrouping_edit_and_keeps_answering_after_a_broken_one(
     tmp_path: Path, llm_server: FakeLLMServer
 ) -> None:
@@ -317,35 +307,30 @@ async def test_serve_over_http_applies_a_regrouping_edit_and_keeps_answering_aft
     base = {"model": model, "mcp_servers": {"demo": server}}
     path = tmp_path / "Meta_tool_config.json"
     write(path, {**base, **demo_categories({"Numbers": NUMBERS, "Dates": DATES})})
-    command = [str(Path(sys.executable).with_name("meta-tools"))]
-    if not Path(command[0]).exists():
-        command = [sys.executable, "-m", "meta_tools.cli"]
+    command = meta_tools_command()
     command += ["serve", "--transport", "http", "--port", "0", "--config", str(path)]
     env = {**os.environ, "FAKE_LLM_KEY": "sk-test"}
-    seen: list[str] = []
     process = await anyio.open_process(command, env=env, cwd=tmp_path)
+    assert process.stderr is not None
+    lines = Output(process.stderr)
     try:
-        assert process.stderr is not None
-        lines = BufferedByteReceiveStream(process.stderr)
         with anyio.fail_after(60):
-            serving = await read_until(lines, "serving 2 category tools", seen)
+            serving = await lines.wait_for("serving 2 category tools", timeout=60)
             url = serving.rsplit(" on ", 1)[1].strip()
-            await read_until(lines, "watching", seen)
+            await lines.wait_for("watching")
             async with Client(url) as client:
                 listed = await client.list_tools()
                 assert [t.name for t in listed.tools] == ["numbers", "dates"]
 
                 write(path, {**base, **demo_categories({"Numbers & Dates": NUMBERS + DATES})})
-                await read_until(lines, "reloaded, 1 categories: Numbers & Dates", seen)
+                await lines.wait_for("reloaded, 1 categories: Numbers & Dates")
                 listed = await client.list_tools(cache_mode="refresh")
                 assert [t.name for t in listed.tools] == ["numbers_dates"]
 
                 broken = {**base, "Oops": {"description": "", "tools": ["calculate"]}}
                 write(path, {**broken, "defaults": {"max_iterations": 0}})
-                await read_until(lines, "edit not applied", seen)
-                problems = [
-                    (await lines.receive_until(b"\n", 65536)).decode().strip() for _ in range(2)
-                ]
+                await lines.wait_for("edit not applied")
+                problems = [(await lines.wait_for("- $.")).strip() for _ in range(2)]
                 assert sorted(problems) == [
                     """- $."Oops".description: String should have at least 1 character (got '')""",
                     "- $.defaults.max_iterations: Input should be greater than or equal to 1 (got 0)",
@@ -379,4 +364,4 @@ async def test_serve_over_http_applies_a_regrouping_edit_and_keeps_answering_aft
         if process.returncode is None:
             process.kill()
         await process.aclose()
-    assert process.returncode == 130, "".join(seen)
+    assert process.returncode == 130, lines.text

@@ -77,6 +77,8 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
         run_id = mine[0]["run_id"]
         durations = [line.pop("duration_s", None) for line in mine]
         assert all(d is None or d >= 0 for d in durations)
+        timed = [d is not None for d in durations]  # every step but the start has a duration
+        assert timed == [line["event"] != "run_started" for line in mine]
         common = {"main_call_id": main_call_id, "run_id": run_id, "category": "Math"}
         assert mine == [
             {"event": "run_started", **common, "round": 0, "objective": "add"},

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, Protocol
@@ -12,7 +11,7 @@ import mcp_types
 
 from ..exceptions import ToolUnavailableError
 from .base import BaseTool, ToolContext, ToolParameter
-from .schema import TOOL_NAME
+from .schema import tool_name_slug
 
 __all__ = ["McpServerTool", "PendingTool", "ToolSource", "tool_name_for"]
 
@@ -31,10 +30,7 @@ class ToolSource(Protocol):
 
 def tool_name_for(remote: str, prefix: str | None) -> str:
     """The router name of a server's tool: `prefix_name`, made a valid function name."""
-    name = f"{prefix}_{remote}" if prefix else remote
-    if TOOL_NAME.match(name):
-        return name
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:64] or "tool"
+    return tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
 
 
 def _display_type(schema: Mapping[str, Any]) -> str:
@@ -94,7 +90,11 @@ def _llm_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class McpServerTool(BaseTool):
-    """One tool of an MCP server; a call goes through the server's persistent session."""
+    """One tool of an MCP server; a call goes through the server's persistent session.
+
+    Its argument model is built from the parameter table, so only the arguments
+    the LLM gave are sent and the server's own defaults apply to the rest.
+    """
 
     def __init__(self, source: ToolSource, remote: mcp_types.Tool, name: str) -> None:
         self.source = source
@@ -121,15 +121,6 @@ class McpServerTool(BaseTool):
     @cached_property
     def parameters_schema(self) -> dict[str, Any]:
         return _llm_schema(self.remote.input_schema)
-
-    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
-        """Check and coerce like any tool, then send only what the LLM gave (server defaults apply)."""
-        values = super().validate_arguments(arguments)
-        given = arguments
-        if isinstance(given, str):
-            given = json.loads(given) if given.strip() else {}
-        keys = set(given or {})
-        return {key: value for key, value in values.items() if key in keys}
 
     async def async_execute(self, **kwargs: Any) -> Any:
         return await self.source.call_tool(self.remote.name, kwargs)

@@ -126,17 +126,16 @@ class ToolPack:
 
         async def run(index: int, call: ToolCall) -> None:
             context = ToolContext(tool_call_id=call.id, category=category, run_id=run_id)
+            value: Any = None
+            error: ToolError | None = None
             started = time.perf_counter()
             try:
                 value = await self.call_tool(
                     call.name, call.arguments, timeout=timeout, context=context
                 )
-                outcome = ToolOutcome(call, value=value)
             except ToolError as exc:
-                outcome = ToolOutcome(call, error=exc)
-            outcomes[index] = ToolOutcome(
-                call, outcome.value, outcome.error, time.perf_counter() - started
-            )
+                error = exc
+            outcomes[index] = ToolOutcome(call, value, error, time.perf_counter() - started)
 
         if len(calls) == 1:
             await run(0, calls[0])

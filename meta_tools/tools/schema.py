@@ -12,7 +12,9 @@ import json
 import re
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -30,6 +32,7 @@ __all__ = [
     "humanize",
     "parse_docstring",
     "schema_from_model",
+    "tool_name_slug",
     "validate_arguments",
 ]
 
@@ -51,13 +54,19 @@ _SECTION = re.compile(
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 
 
+def tool_name_slug(name: str) -> str:
+    """`name` made a valid tool name: other characters become `_`, cut to 64."""
+    if TOOL_NAME.match(name):
+        return name
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:64] or "tool"
+
+
 def check_tool_name(name: str) -> str:
     """Return `name` if it is a valid function name for LLM APIs, else raise."""
     if not TOOL_NAME.match(name):
-        slug = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:64] or "tool"
         raise ToolDefinitionError(
             f"tool name {name!r} is invalid: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
-            f"(letters, digits, '_' and '-', at most 64); try {slug!r}"
+            f"(letters, digits, '_' and '-', at most 64); try {tool_name_slug(name)!r}"
         )
     return name
 
@@ -203,6 +212,39 @@ def _argument_names(model: type[BaseModel]) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _ArgumentPlan:
+    """What `validate_arguments` needs to know about a model, worked out once per model."""
+
+    names: dict[str, str]
+    """Field name -> argument name."""
+    json_arguments: tuple[str, ...]
+    """Arguments whose string value is parsed as JSON first (lists, dicts, models)."""
+    given_only: bool
+    """Return only the arguments the LLM gave (a `_TableArgs` model knows no defaults)."""
+
+
+# Weak keys: a model that is gone (a reloaded tool) takes its plan with it.
+_PLANS: weakref.WeakKeyDictionary[type[BaseModel], _ArgumentPlan] = weakref.WeakKeyDictionary()
+
+
+def _plan(model: type[BaseModel]) -> _ArgumentPlan:
+    plan = _PLANS.get(model)
+    if plan is None:
+        names = _argument_names(model)
+        plan = _ArgumentPlan(
+            names=names,
+            json_arguments=tuple(
+                names[key]
+                for key, info in model.model_fields.items()
+                if wants_json(info.annotation)
+            ),
+            given_only=issubclass(model, _TableArgs),
+        )
+        _PLANS[model] = plan
+    return plan
+
+
 def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema the LLM sees: no titles, `$ref`s inlined, `type` first."""
     raw = model.model_json_schema()
@@ -282,25 +324,25 @@ def validate_arguments(
         raise ToolArgumentsError(
             tool, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
         )
+    plan = _plan(model)
     values = dict(arguments)
-    names = _argument_names(model)
-    for key, info in model.model_fields.items():
-        value = values.get(names[key])
-        if isinstance(value, str) and wants_json(info.annotation):
+    for name in plan.json_arguments:
+        value = values.get(name)
+        if isinstance(value, str):
             with contextlib.suppress(json.JSONDecodeError):  # validation reports it
-                values[names[key]] = json.loads(value)
+                values[name] = json.loads(value)
     try:
         parsed = model.model_validate(values)
     except ValidationError as exc:
         raise ToolArgumentsError(tool, format_validation_error(exc, model)) from None
-    given = parsed.model_fields_set if issubclass(model, _TableArgs) else model.model_fields
-    return {names[key]: getattr(parsed, key) for key in model.model_fields if key in given}
+    given = parsed.model_fields_set if plan.given_only else plan.names
+    return {name: getattr(parsed, key) for key, name in plan.names.items() if key in given}
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """Turn pydantic errors into short sentences an LLM can act on."""
     problems: list[str] = []
-    names = _argument_names(model).values()
+    names = _plan(model).names.values()
     allowed = ", ".join(n if n.isprintable() and n.strip() else repr(n) for n in names) or "none"
     for err in exc.errors(include_url=False):
         where = ".".join(str(part) for part in err["loc"]) or "arguments"

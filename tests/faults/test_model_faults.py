@@ -47,17 +47,21 @@ def wire_told(request: RecordedRequest) -> list[dict[str, Any]]:
     return [m for m in request.body["messages"] if m["role"] == "tool"]
 
 
-@pytest.fixture
-async def openai_model(llm_server: FakeLLMServer) -> AsyncIterator[OpenAIChatModel]:
-    model = OpenAIChatModel(
+def fault_model(llm_server: FakeLLMServer, *, timeout: float = 5.0) -> OpenAIChatModel:
+    """The real OpenAI client against the fake server: 2 quick retries, a known key."""
+    return OpenAIChatModel(
         "gpt-test",
         base_url=llm_server.openai_base_url,
         api_key="sk-fault-key-0123456789",
         backoff_s=0.01,
         max_retries=2,
-        timeout=5.0,
+        timeout=timeout,
     )
-    async with model:
+
+
+@pytest.fixture
+async def openai_model(llm_server: FakeLLMServer) -> AsyncIterator[OpenAIChatModel]:
+    async with fault_model(llm_server) as model:
         yield model
 
 
@@ -103,15 +107,7 @@ async def test_a_model_that_times_out_fails_the_run_after_its_retries(
     llm_server: FakeLLMServer,
 ) -> None:
     llm_server.respond_with(Reply(body=openai_text_reply("too late"), delay=30))
-    model = OpenAIChatModel(
-        "gpt-test",
-        base_url=llm_server.openai_base_url,
-        api_key="sk-fault-key-0123456789",
-        backoff_s=0.01,
-        max_retries=2,
-        timeout=0.2,
-    )
-    async with model:
+    async with fault_model(llm_server, timeout=0.2) as model:
         with anyio.fail_after(10):
             result = await category(model).run("Add", "2 and 3")
     assert result.status == "failed"

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import Process
 from mcp import Client
 
 from meta_tools import tool
@@ -24,6 +24,7 @@ from meta_tools.category import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.meta import MetaManager
 from meta_tools.server import serve
+from tests.cli_process import Output
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -35,27 +36,6 @@ from tests.fakes.llm_server import (
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Output:
-    """A subprocess stream read line by line; `wait_for` waits (bounded) for a line."""
-
-    def __init__(self, stream: ByteReceiveStream) -> None:
-        self.stream = stream
-        self.text = ""
-        self._seen = 0
-
-    async def wait_for(self, needle: str, *, timeout: float = 30.0) -> str:
-        with anyio.fail_after(timeout):
-            while True:
-                lines = self.text[self._seen :].splitlines(keepends=True)
-                for line in lines:
-                    if not line.endswith("\n"):
-                        break
-                    self._seen += len(line)
-                    if needle in line:
-                        return line
-                self.text += (await self.stream.receive()).decode(errors="replace")
 
 
 # -- a client that vanishes mid-call ---------------------------------------------------------

@@ -19,36 +19,17 @@ from tests.fakes.llm_server import (
     dashscope_tool_reply,
     wire_tool_call,
 )
+from tests.llm.chat_requests import ADD_TOOL, ask
 
 pytestmark = pytest.mark.anyio
 
 KEY = "sk-ds-secret-9876543210"
-
-ADD_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "calc_add",
-        "description": "Add two integers",
-        "parameters": {
-            "type": "object",
-            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-            "required": ["a", "b"],
-        },
-    },
-}
 
 
 def make_model(server: FakeLLMServer, **options: Any) -> DashScopeChatModel:
     settings: dict[str, Any] = {"api_key": KEY, "backoff_s": 0.01, "max_retries": 2}
     settings.update(options)
     return DashScopeChatModel("qwen-test", base_url=server.dashscope_base_url, **settings)
-
-
-def ask(text: str, *, tools: bool = True) -> ChatRequest:
-    return ChatRequest(
-        messages=[Message(role="system", content="Be brief."), Message(role="user", content=text)],
-        tools=[ADD_TOOL] if tools else [],
-    )
 
 
 async def test_request_body_is_native_with_tool_calls_tool_results_and_tools(

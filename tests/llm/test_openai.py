@@ -18,36 +18,17 @@ from tests.fakes.llm_server import (
     openai_tool_reply,
     wire_tool_call,
 )
+from tests.llm.chat_requests import ADD_TOOL, ask
 
 pytestmark = pytest.mark.anyio
 
 KEY = "sk-test-secret-0123456789"
-
-ADD_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "calc_add",
-        "description": "Add two integers",
-        "parameters": {
-            "type": "object",
-            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-            "required": ["a", "b"],
-        },
-    },
-}
 
 
 def make_model(server: FakeLLMServer, **options: Any) -> OpenAIChatModel:
     settings: dict[str, Any] = {"api_key": KEY, "backoff_s": 0.01, "max_retries": 2}
     settings.update(options)
     return OpenAIChatModel("gpt-test", base_url=server.openai_base_url, **settings)
-
-
-def ask(text: str, *, tools: bool = True) -> ChatRequest:
-    return ChatRequest(
-        messages=[Message(role="system", content="Be brief."), Message(role="user", content=text)],
-        tools=[ADD_TOOL] if tools else [],
-    )
 
 
 async def test_request_body_carries_tool_calls_tool_results_and_tools(

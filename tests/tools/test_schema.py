@@ -216,3 +216,22 @@ async def test_an_optional_parameter_the_llm_omits_keeps_the_tools_own_default()
     assert await Paged().call({"query": "x", "limit": "3"}) == ["x", 3]
     assert await paged._tool.call({}) == 10  # type: ignore[attr-defined]
     assert await paged._tool.call({"limit": None}) is None  # type: ignore[attr-defined]
+
+
+def test_an_invalid_tool_name_is_refused_with_a_valid_name_to_try() -> None:
+    from meta_tools.tools.mcp_tools import tool_name_for
+
+    def noop() -> None:
+        """Nothing."""
+
+    with pytest.raises(ToolDefinitionError) as refused:
+        FunctionTool("Programming & Tech Support", noop)
+    assert str(refused.value) == (
+        "tool name 'Programming & Tech Support' is invalid: names must match"
+        " ^[A-Za-z0-9_-]{1,64}$ (letters, digits, '_' and '-', at most 64);"
+        " try 'Programming_Tech_Support'"
+    )
+    assert tool_name_for("read file", "fs") == "fs_read_file"
+    assert tool_name_for("add", None) == "add"
+    assert tool_name_for("é" * 3, None) == "tool"
+    assert tool_name_for("x" * 70, "p") == "p_" + "x" * 62
