@@ -27,12 +27,12 @@ import anyio
 import anyio.from_thread
 from rich.console import Console
 
-from meta_tools.console import AgentStepPrinter
-from meta_tools.demo_run import run_demo
+from meta_tools.agent import MainAgent
+from meta_tools.cli.console import AgentStepPrinter
+from meta_tools.cli.demo import run_demo
 from meta_tools.exceptions import MetaToolsError, ModelError
 from meta_tools.llm import ChatModel, DashScopeChatModel, OpenAIChatModel
-from meta_tools.main_agent import MainAgent
-from meta_tools.meta import MetaManager
+from meta_tools.router.manager import MetaManager
 from meta_tools.tracing import Tracer
 
 CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")

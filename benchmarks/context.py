@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from meta_tools.category import CONTROL_TOOLS, CategoryManager
+from meta_tools.category.manager import CONTROL_TOOLS, CategoryManager
+from meta_tools.cli.tokens import TokenCounter, load_counter
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.meta import CATEGORY_SENTENCE, MetaManager
-from meta_tools.tokens import TokenCounter, load_counter
+from meta_tools.router.manager import CATEGORY_SENTENCE, MetaManager
 from meta_tools.tools.schema import TOOL_NAME
 
 from .catalog import Catalog, CatalogTool, load_catalog, load_queries

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from meta_tools import tool
-from meta_tools.category import CategoryManager
+from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 
 

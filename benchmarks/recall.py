@@ -20,7 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from meta_tools.shortlist import Bm25Index, EmbeddingIndex, Shortlist, ToolIndex, tool_document
+from meta_tools.category.shortlist import (
+    Bm25Index,
+    EmbeddingIndex,
+    Shortlist,
+    ToolIndex,
+    tool_document,
+)
 
 from .catalog import Catalog, CatalogTool, load_catalog, load_queries
 

@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
     def shortlist() -> dict[str, Any]:
-        from meta_tools.shortlist import STEMMER
+        from meta_tools.category.shortlist import STEMMER
 
         found = recall.run(args.data, embeddings=args.embeddings)
         found["stemmer"] = STEMMER

@@ -1,6 +1,6 @@
 """*soak*: many concurrent category calls through the router served over streamable HTTP.
 
-The server is its own process (`benchmarks/soak_server.py`: `meta_tools.server.serve`
+The server is its own process (`benchmarks/soak_server.py`: `meta_tools.serve.serve`
 over a router built from the repository's `Meta_tool_config.json`, whose demo MCP
 server runs over stdio, and a scripted model), so its resident memory is measured
 apart from the clients'. This process is the client: a pool of real `mcp.Client`
@@ -387,7 +387,7 @@ async def run(*, quick: bool = False) -> dict[str, Any]:
             figures["bound"] = verdict(figures)
             runs.append(figures)
     return {
-        "server": "python -m benchmarks.soak_server (meta_tools.server.serve, HTTP, 127.0.0.1)",
+        "server": "python -m benchmarks.soak_server (meta_tools.serve.serve, HTTP, 127.0.0.1)",
         "config": "Meta_tool_config.json (demo MCP server over stdio), scripted model",
         "runs": runs,
         "verdict": "PASS" if all(r["bound"]["verdict"] == "PASS" for r in runs) else "FAIL",

@@ -1,7 +1,7 @@
 """The soak benchmark's server process: `python -m benchmarks.soak_server CONFIG`.
 
 Serves `MetaManager.from_config(CONFIG, model=<scripted>)` over streamable HTTP
-on a free 127.0.0.1 port with `meta_tools.server.serve`, prints one line
+on a free 127.0.0.1 port with `meta_tools.serve.serve`, prints one line
 `listening on URL` once it accepts calls, and runs until SIGINT; on SIGUSR1 it
 collects garbage and prints its live heap (`report_memory`). It is its own
 process so that its resident memory is measured apart from the clients'.
@@ -27,8 +27,8 @@ from typing import Any
 import anyio
 
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.meta import MetaManager
-from meta_tools.server import serve
+from meta_tools.router.manager import MetaManager
+from meta_tools.serve.server import serve
 
 from .soak_tasks import TASKS
 

@@ -4,7 +4,8 @@ The main agent sees a few category tools (`MetaManager`); each category
 (`CategoryManager`) picks, runs and checks concrete tools (`BaseTool`).
 """
 
-from .category import CategoryManager
+from .category.manager import CategoryManager
+from .category.result import CategoryResult, Execution, RunUsage
 from .config import MetaToolsConfig
 from .exceptions import (
     CategoryNotFoundError,
@@ -15,8 +16,7 @@ from .exceptions import (
     ToolDefinitionError,
     ToolError,
 )
-from .meta import MetaManager
-from .result import CategoryResult, Execution, RunUsage
+from .router.manager import MetaManager
 from .tools import BaseTool, FunctionTool, ToolContext, ToolOutcome, ToolPack, ToolParameter, tool
 
 __all__ = [

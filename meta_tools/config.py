@@ -24,8 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from ._redaction import Redactor
 from .exceptions import ConfigError
-from .redaction import Redactor
 
 __all__ = [
     "SECTIONS",

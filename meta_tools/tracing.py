@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from .events import (
+from .category.events import (
     Evaluated,
     EventSink,
     RunEvent,

@@ -9,7 +9,7 @@ from meta_tools import FunctionTool
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import ScriptedModel
-from meta_tools.meta import MetaManager
+from meta_tools.router.manager import MetaManager
 
 SEED = Path(__file__).parent / "data" / "seed_config.json"
 SEED_TOOLS = [

@@ -10,9 +10,9 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from meta_tools.cli import app
+from meta_tools.cli.app import app
+from meta_tools.cli.demo import demo_config
 from meta_tools.config import MetaToolsConfig
-from meta_tools.demo_run import demo_config
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,

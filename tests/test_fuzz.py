@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from meta_tools import FunctionTool, tool
 from meta_tools.config import SECTIONS, MetaToolsConfig
 from meta_tools.exceptions import ConfigError, ToolArgumentsError
-from meta_tools.tools.mcp_tools import McpServerTool
+from meta_tools.tools.mcp.tool import McpServerTool
 from meta_tools.tools.schema import args_model_from_parameters, validate_arguments
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

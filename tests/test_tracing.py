@@ -11,9 +11,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from meta_tools import tool
-from meta_tools.category import CategoryManager
+from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, Usage
-from meta_tools.meta import MetaManager
+from meta_tools.router.manager import MetaManager
 from meta_tools.tracing import Tracer
 
 pytestmark = pytest.mark.anyio

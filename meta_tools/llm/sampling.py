@@ -1,11 +1,11 @@
 """`SamplingChatModel`: the category loops use the MCP host's own model, through sampling with tools.
 
 The model has no client of its own: while the router serves an MCP call,
-`meta_tools.server` sets the *sampling host* of that call (a context
+`meta_tools.serve` sets the *sampling host* of that call (a context
 variable, so concurrent calls of different clients never mix), and every
 `complete` sends `sampling/createMessage` with the category's tools to it.
 
-Two eras, two hosts (both in `meta_tools.server`):
+Two eras, two hosts (both in `meta_tools.serve`):
 
 - legacy connections (2025-11-25): the request goes to the client mid-call;
 - 2026-07-28: a server cannot call the client mid-call, so the call returns
@@ -181,7 +181,7 @@ def to_turn(
 class SamplingChatModel:
     """A `ChatModel` that asks the MCP host's model (`model.provider = "sampling"`).
 
-    It works only inside a call served by `meta_tools.server` (elsewhere there
+    It works only inside a call served by `meta_tools.serve` (elsewhere there
     is no host to ask) and only with hosts that declare `sampling.tools`.
 
     Args:

@@ -10,8 +10,8 @@ from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from .._lifecycle import AsyncCloseable
 from ..exceptions import ClosedError
-from ..lifecycle import AsyncCloseable
 from .base import Failure, RetryPolicy, call_with_retries, resolve_api_key
 from .types import AssistantTurn, ChatRequest
 

@@ -13,7 +13,7 @@ import pytest
 
 from meta_tools.config import MetaToolsConfig
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.meta import MetaManager
+from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from meta_tools import tool
-from meta_tools.category import CategoryManager
+from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, OpenAIChatModel, ScriptedModel, ToolCall
 from tests.fakes.llm_server import (
     FakeLLMServer,

@@ -20,10 +20,10 @@ from anyio.abc import Process
 from mcp import Client
 
 from meta_tools import tool
-from meta_tools.category import CategoryManager
+from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.meta import MetaManager
-from meta_tools.server import serve
+from meta_tools.router.manager import MetaManager
+from meta_tools.serve.server import serve
 from tests.cli_process import Output
 from tests.fakes.llm_server import (
     FakeLLMServer,

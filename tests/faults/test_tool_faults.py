@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from meta_tools import tool
-from meta_tools.category import CategoryManager
+from meta_tools.category.manager import CategoryManager
 from meta_tools.exceptions import ToolError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 

@@ -12,7 +12,7 @@ from mcp import Client
 from meta_tools.config import MetaToolsConfig
 from meta_tools.demo import TOOL_GROUPS, build_server
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.meta import MetaManager
+from meta_tools.router.manager import MetaManager
 from tests.mcp.conftest import ROOT, http_server
 
 pytestmark = pytest.mark.anyio

@@ -20,14 +20,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
 
 from meta_tools import FunctionTool, tool
+from meta_tools.category.result import CategoryResult
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.meta import MetaManager, category_parameters
-from meta_tools.result import CategoryResult
-from meta_tools.server import SESSION_META_KEY, build_server, serve
+from meta_tools.router.manager import MetaManager, category_parameters
+from meta_tools.serve.server import SESSION_META_KEY, build_server, serve
 from tests.mcp.conftest import ROOT, SAMPLING_TOOLS, ScriptedHost, asgi_server
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ import anyio
 
 from meta_tools import tool
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.meta import MetaManager
-from meta_tools.server import serve
+from meta_tools.router.manager import MetaManager
+from meta_tools.serve.server import serve
 
 
 @tool

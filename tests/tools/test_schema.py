@@ -219,7 +219,7 @@ async def test_an_optional_parameter_the_llm_omits_keeps_the_tools_own_default()
 
 
 def test_an_invalid_tool_name_is_refused_with_a_valid_name_to_try() -> None:
-    from meta_tools.tools.mcp_tools import tool_name_for
+    from meta_tools.tools.mcp.tool import tool_name_for
 
     def noop() -> None:
         """Nothing."""

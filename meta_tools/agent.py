@@ -1,0 +1,145 @@
+"""`MainAgent`: a small OpenAI-style agent loop whose only tools are a router's category tools.
+
+This is the "main agent" of the design (Friday in `example.py`): it offers the
+model `meta.openai_tools()`, runs the category calls it asks for through
+`MetaManager.call_tool` (concurrently, when it asks for several), gives the
+results back as JSON text, and repeats until the model answers in words.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .category.events import RunEvent
+from .category.result import CategoryResult
+from .exceptions import CategoryNotFoundError, ToolArgumentsError
+from .llm.base import ChatModel
+from .llm.types import ChatRequest, Message, ToolCall
+from .router.manager import MetaManager
+
+__all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
+
+INSTRUCTIONS = """You are {name}, a helpful assistant.
+Your tools are categories. Each takes an `objective` (the goal) and an `exact_input` \
+(every value it needs: names, numbers, text) and picks and runs the right concrete tools itself.
+A tool answers with JSON: `status` and `summary`, plus `question` when it needs more input.
+Call several categories at once when the tasks are independent. If a result says \
+`insufficient_input`, ask the user. Answer briefly, using the results."""
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryCalled:
+    """The main agent's model asked for a category call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryReturned:
+    """A category call came back: a result, or an error the model is told about."""
+
+    call: ToolCall
+    result: CategoryResult | None = None
+    error: str | None = None
+
+
+AgentStep = CategoryCalled | CategoryReturned | RunEvent
+StepSink = Callable[[AgentStep], Awaitable[None]]
+
+
+class MainAgent:
+    """A conversation with a model that sees only the category tools of `meta`.
+
+    Args:
+        model: the main agent's LLM.
+        meta: the router; its category tools are the only tools offered.
+        name: how the agent calls itself in its instructions.
+        instructions: the system prompt (`{name}` is filled in).
+        max_rounds: tool rounds per question before the model must answer.
+        history_turns: past questions (with their tool calls) kept as context.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        meta: MetaManager,
+        *,
+        name: str = "Friday",
+        instructions: str = INSTRUCTIONS,
+        max_rounds: int = 6,
+        history_turns: int = 20,
+    ) -> None:
+        self.model = model
+        self.meta = meta
+        self.name = name
+        self.instructions = instructions.format(name=name)
+        self.max_rounds = max_rounds
+        self.session = f"{name.lower()}-{uuid.uuid4().hex[:8]}"
+        self._turns: deque[list[Message]] = deque(maxlen=history_turns)
+
+    async def ask(self, text: str, *, on_step: StepSink | None = None) -> str:
+        """Answer one user message, calling categories as the model asks.
+
+        Raises:
+            ModelError: the main agent's model failed (category failures are results, not errors).
+        """
+        turn = [Message(role="user", content=text)]
+        history = [message for past in self._turns for message in past]
+        system = Message(role="system", content=self.instructions)
+        tools = self.meta.openai_tools()
+        answer: str | None = None
+        for _ in range(self.max_rounds):
+            reply = await self.model.complete(
+                ChatRequest(messages=[system, *history, *turn], tools=tools)
+            )
+            if not reply.tool_calls:
+                answer = (reply.text or "").strip()
+                break
+            turn.append(reply.as_message())
+            turn.extend(await self._call_all(reply.tool_calls, on_step))
+        if answer is None:
+            # Out of rounds: ask for an answer with no tools offered.
+            turn.append(Message(role="user", content="Answer now with what you have."))
+            reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
+            answer = (reply.text or "").strip()
+        turn.append(Message(role="assistant", content=answer))
+        self._turns.append(turn)
+        return answer
+
+    async def _call_all(self, calls: list[ToolCall], on_step: StepSink | None) -> list[Message]:
+        """Run the calls of one round concurrently; the tool messages keep the calls' order."""
+        replies: list[Message | None] = [None] * len(calls)
+
+        async def call_one(index: int, call: ToolCall) -> None:
+            if on_step is not None:
+                await on_step(CategoryCalled(call))
+            returned = await self._call(call, on_step)
+            if on_step is not None:
+                await on_step(returned)
+            content = returned.result.to_json() if returned.result else f"error: {returned.error}"
+            replies[index] = Message(
+                role="tool", tool_call_id=call.id, name=call.name, content=content
+            )
+
+        async with anyio.create_task_group() as group:
+            for index, call in enumerate(calls):
+                group.start_soon(call_one, index, call)
+        return [reply for reply in replies if reply is not None]
+
+    async def _call(self, call: ToolCall, on_step: StepSink | None) -> CategoryReturned:
+        arguments: Mapping[str, Any] | str = call.arguments
+        if isinstance(arguments, str):
+            return CategoryReturned(call, error="arguments must be a JSON object")
+        try:
+            result = await self.meta.call_tool(
+                call.name, arguments, session=self.session, on_event=on_step, call_id=call.id
+            )
+        except (CategoryNotFoundError, ToolArgumentsError) as exc:
+            return CategoryReturned(call, error=str(exc))
+        return CategoryReturned(call, result=result)

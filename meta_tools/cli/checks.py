@@ -1,0 +1,149 @@
+"""What `meta-tools validate`, `list` and `schema` compute: config checks and context sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..category.prompts import PromptSet
+from ..config import MetaToolsConfig
+from ..exceptions import ConfigError, MetaToolsError, ModelError
+from ..llm.types import AssistantTurn, ChatRequest
+from ..router.manager import MetaManager
+from ..tools.base import BaseTool
+from ..tools.mcp.tool import PendingTool
+from .tokens import TokenCounter, load_counter
+
+__all__ = ["ConfigReport", "NoModel", "check_config", "editor_schema", "measure"]
+
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
+
+
+class NoModel:
+    """The model of commands that never run a category loop: no API key needed."""
+
+    async def complete(self, request: ChatRequest) -> AssistantTurn:
+        raise ModelError("this router was built to inspect the config; it runs no category loop")
+
+
+@dataclass
+class ConfigReport:
+    """Every problem (the config is unusable) and warning (it works, but look) of a config."""
+
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    summary: str = ""
+
+
+async def check_config(
+    path: str | os.PathLike[str], tools: Sequence[BaseTool] = (), *, offline: bool = False
+) -> ConfigReport:
+    """Check the file, its templates, its model's key and (unless `offline`) its tool names.
+
+    Tool names are checked against the Python `tools` and the tools the config's
+    MCP servers list, which means starting those servers.
+    """
+    report = ConfigReport()
+    try:
+        config = MetaToolsConfig.load(path)
+    except ConfigError as exc:
+        report.problems.extend(exc.problems)
+        return report
+    try:
+        PromptSet.load(config.prompts_path())
+    except ConfigError as exc:
+        report.problems.extend(exc.problems)
+    env_name = config.model.api_key_env or _KEY_ENV.get(config.model.provider)
+    if env_name and not os.environ.get(env_name):
+        report.warnings.append(
+            f"$.model: the API key variable {env_name!r} is not set;"
+            " `run` and `serve` need it (`list` and `validate` do not)"
+        )
+    if offline and config.mcp_servers:
+        report.warnings.append("tool names were not checked: --offline skips the MCP servers")
+        report.summary = f"{len(config.categories)} categories (tool names not checked)"
+        return report
+    if report.problems:
+        return report
+    # Connect every server now (not on first use), so that every tool name is checked.
+    servers = {n: s.model_copy(update={"connect": "start"}) for n, s in config.mcp_servers.items()}
+    config = config.model_copy(update={"mcp_servers": servers})
+    try:
+        meta = MetaManager.from_config(config, tools=tools, model=NoModel())
+        async with meta:
+            report.problems.extend(_unreachable(meta))
+            report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
+            names = {t.name for m in meta.categories for t in m.tools.list_tools()}
+            report.summary = (
+                f"{_count(len(meta.categories), 'category', 'categories')},"
+                f" {_count(len(names), 'tool', 'tools')}, all found"
+            )
+    except ConfigError as exc:
+        report.problems.extend(exc.problems)
+    except MetaToolsError as exc:
+        report.problems.append(str(exc))
+    return report
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+def _unreachable(meta: MetaManager) -> list[str]:
+    """One problem per MCP server that could not be started: its listed tools went unchecked."""
+    unchecked: dict[str, tuple[str, list[str]]] = {}
+    for manager in meta.categories:
+        for found in manager.tools.list_tools():
+            if isinstance(found, PendingTool):
+                for source in found.sources:
+                    why = getattr(source, "last_error", None) or found.reason or "is not connected"
+                    unchecked.setdefault(source.name, (why, []))[1].append(found.name)
+    return [
+        f"$.mcp_servers.{name}: MCP server {name!r} {why}; tools not checked: {', '.join(names)}"
+        for name, (why, names) in unchecked.items()
+    ]
+
+
+def _size(schemas: list[dict[str, Any]], counter: TokenCounter) -> dict[str, Any]:
+    text = json.dumps(schemas, ensure_ascii=False)
+    return {"tools": len(schemas), "chars": len(text), "tokens": counter.count_tools(schemas)}
+
+
+def measure(meta: MetaManager) -> dict[str, Any]:
+    """Categories with their tools, and the size of the main agent's tool list versus all flat.
+
+    Sizes are of the OpenAI function schemas as JSON: the category tools the
+    main agent sees, and every level-1 tool of every category listed flat.
+    Tokens are counted by the best offline tokenizer installed (`tokenizer` names it).
+    """
+    flat: dict[str, dict[str, Any]] = {}
+    categories = []
+    for manager in meta.categories:
+        tools = manager.tools.list_tools()
+        categories.append(
+            {
+                "name": manager.slug,
+                "display_name": manager.name,
+                "description": manager.description,
+                "tools": [t.name for t in tools],
+            }
+        )
+        for found in tools:
+            flat.setdefault(found.name, found.openai_schema())
+    counter = load_counter()
+    return {
+        "categories": categories,
+        "main_agent": _size(meta.openai_tools(), counter),
+        "flat": _size(list(flat.values()), counter),
+        "tokenizer": counter.name,
+        "warnings": list(meta.warnings),
+    }
+
+
+def editor_schema() -> dict[str, Any]:
+    """The config file's JSON Schema, with the draft it follows."""
+    schema = MetaToolsConfig.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

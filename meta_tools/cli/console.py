@@ -1,0 +1,210 @@
+"""Terminal views (rich) of what the router does: step lines, a live status, results, listings.
+
+Used by the `meta-tools` command and the demo; the library itself never prints.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.status import Status
+from rich.table import Table
+
+from ..agent import AgentStep, CategoryCalled, CategoryReturned
+from ..category.events import (
+    Evaluated,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolsSelected,
+)
+from ..category.result import CategoryResult, truncate
+
+__all__ = ["AgentStepPrinter", "RunProgress", "StepPrinter", "print_listing", "print_result"]
+
+_STATUS_STYLE = {
+    "success": "green",
+    "insufficient_input": "yellow",
+    "no_suitable_tool": "yellow",
+    "max_iterations": "yellow",
+    "failed": "red",
+}
+
+
+def _tokens(prompt: int, completion: int) -> str:
+    return f", {prompt}+{completion} tokens" if prompt or completion else ""
+
+
+class StepPrinter:
+    """Prints one line per step event of a category run, indented by `indent` spaces."""
+
+    def __init__(self, console: Console, *, indent: int = 0) -> None:
+        self.console = console
+        self.pad = " " * indent
+
+    def line(self, event: RunEvent) -> str:
+        """The line for `event` (rich markup)."""
+        match event:
+            case RunStarted(objective=objective):
+                return f"▶ [bold]{escape(event.category)}[/] [dim]run {event.run_id}[/] {escape(objective)}"
+            case ToolsSelected(tools=tools, duration_s=took):
+                chosen = ", ".join(tools) if tools else "no tool"
+                cost = _tokens(event.prompt_tokens, event.completion_tokens)
+                return f"  • selected {escape(chosen)} [dim]({took:.2f} s{cost})[/]"
+            case ToolFinished(tool=tool, ok=True, duration_s=took):
+                return f"  [green]✓[/] {escape(tool)} [dim]({took:.2f} s)[/]"
+            case ToolFinished(tool=tool, duration_s=took, error=error):
+                why = escape(truncate(error or "failed", 160))
+                return f"  [red]✗[/] {escape(tool)} [dim]({took:.2f} s)[/] {why}"
+            case Evaluated(decision=decision, duration_s=took):
+                verdict = "more tools needed" if decision == "more_tools" else "done"
+                cost = _tokens(event.prompt_tokens, event.completion_tokens)
+                return f"  • evaluated round {event.round}: {verdict} [dim]({took:.2f} s{cost})[/]"
+            case RunFinished(status=status, duration_s=took):
+                style = _STATUS_STYLE.get(status, "white")
+                cost = _tokens(event.prompt_tokens, event.completion_tokens)
+                return (
+                    f"■ [{style}]{status}[/] [dim]after {event.round} round(s),"
+                    f" {event.llm_calls} LLM call(s){cost}, {took:.2f} s[/]"
+                )
+        return f"  • {escape(event.kind)}"
+
+    async def sink(self, event: RunEvent) -> None:
+        """An `EventSink` that prints each event as it happens."""
+        self.console.print(self.pad + self.line(event), soft_wrap=True)
+
+
+class AgentStepPrinter:
+    """A `MainAgent` step sink: the agent's category calls, each step (tagged) and the returns."""
+
+    def __init__(self, console: Console, *, agent: str = "Friday") -> None:
+        self.console = console
+        self.steps = StepPrinter(console, indent=4)
+        self.agent = agent
+        self.tool_calls = 0
+
+    async def __call__(self, step: AgentStep) -> None:
+        match step:
+            case CategoryCalled(call=call):
+                arguments = call.arguments if isinstance(call.arguments, dict) else {}
+                self.console.print(
+                    f"  [bold cyan]{escape(self.agent)} →[/] [bold]{escape(call.name)}[/]"
+                    f"(objective={escape(repr(arguments.get('objective')))},"
+                    f" exact_input={escape(repr(arguments.get('exact_input')))})",
+                    soft_wrap=True,
+                )
+            case CategoryReturned(call=call, result=result, error=error):
+                shown = f"{result.status}: {result.summary}" if result else f"error: {error}"
+                self.console.print(
+                    f"  [bold cyan]{escape(self.agent)} ←[/] {escape(call.name)}: {escape(truncate(shown, 300))}",
+                    soft_wrap=True,
+                )
+            case RunEvent():
+                if step.kind == "tool_finished":
+                    self.tool_calls += 1
+                line = self.steps.line(step)
+                tag = f"[dim]\\[{escape(step.category)}][/] " if step.kind != "run_started" else ""
+                self.console.print(self.steps.pad + tag + line.lstrip(), soft_wrap=True)
+
+
+class RunProgress(StepPrinter):
+    """Step lines plus a live status line saying what the run is doing now (terminals only)."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(console)
+        self._status: Status | None = None
+
+    def __enter__(self) -> RunProgress:
+        self._status = self.console.status("starting…")
+        self._status.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    async def sink(self, event: RunEvent) -> None:
+        await super().sink(event)
+        if self._status is None:
+            return
+        match event:
+            case RunStarted():
+                self._status.update("selecting tools…")
+            case ToolsSelected(tools=tools) if tools:
+                self._status.update(f"running {', '.join(tools)}…")
+            case ToolFinished() | Evaluated(decision="more_tools"):
+                self._status.update("evaluating the results…")
+            case _:
+                self._status.update("summarising…")
+
+
+def print_result(console: Console, result: CategoryResult) -> None:
+    """The result of one category call: status and summary, each tool call, usage."""
+    style = _STATUS_STYLE.get(result.status, "white")
+    body = escape(result.summary)
+    if result.question:
+        body += f"\n\n[bold]Question:[/] {escape(result.question)}"
+    if result.missing:
+        body += f"\n[bold]Missing:[/] {escape(', '.join(result.missing))}"
+    if result.suggestion:
+        body += f"\n\n[bold]Suggestion:[/] {escape(result.suggestion)}"
+    title = f"[{style}]{result.status}[/] · {escape(result.category)}"
+    console.print(Panel(body, title=title, title_align="left", border_style=style))
+    if result.executions:
+        table = Table("round", "tool", "ok", "time", "result or error", show_edge=False)
+        for execution in result.executions:
+            text = execution.result if execution.ok else execution.error
+            table.add_row(
+                str(execution.round),
+                escape(execution.tool),
+                "[green]✓[/]" if execution.ok else "[red]✗[/]",
+                f"{execution.duration_s:.2f} s",
+                escape(truncate((text or "").replace("\n", " "), 100)),
+            )
+        console.print(table)
+    usage = result.usage
+    console.print(
+        f"[dim]{result.iterations} round(s), {usage.llm_calls} LLM call(s),"
+        f" {usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.wall_s:.2f} s[/]"
+    )
+
+
+def print_listing(console: Console, listing: dict[str, Any]) -> None:
+    """The output of `meta-tools list` (see `checks.measure`)."""
+    table = Table("tool name", "category", "tools", show_lines=False, show_edge=False)
+    for category in listing["categories"]:
+        table.add_row(
+            f"[bold]{escape(category['name'])}[/]",
+            escape(category["display_name"]),
+            escape(", ".join(category["tools"]) or "—"),
+        )
+    console.print(table)
+    main, flat = listing["main_agent"], listing["flat"]
+
+    def size(part: dict[str, Any]) -> str:
+        return f"{part['chars']:,} characters, {part['tokens']:,} tokens"
+
+    tools = "tool" if flat["tools"] == 1 else "tools"
+    console.print(
+        f"\nThe main agent sees {main['tools']} category {'tool' if main['tools'] == 1 else 'tools'}:"
+        f" {size(main)}.\nAll {flat['tools']} {tools} flat would be: {size(flat)}."
+    )
+    console.print(f"[dim]Tokens counted with {escape(listing['tokenizer'])}.[/]")
+    if flat["chars"]:
+        saved = 100 * (1 - main["chars"] / flat["chars"])
+        console.print(
+            f"That is [bold]{abs(saved):.0f}%[/] {'smaller' if saved >= 0 else 'larger'}."
+        )
+    for warning in listing.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

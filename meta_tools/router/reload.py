@@ -1,0 +1,157 @@
+"""Hot reload: watch the config file and its prompts folder, and regroup a running router.
+
+A valid edit is applied with `MetaManager.reload` (one atomic swap; calls in
+flight finish on the old categories). An invalid edit changes nothing: the
+router keeps its running config and every problem is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from anyio.abc import TaskStatus
+from watchfiles import Change, awatch
+
+from ..config import MetaToolsConfig
+from ..exceptions import ConfigError, ModelError
+from .manager import MetaManager
+
+__all__ = ["ConfigReloader", "ReloadOutcome"]
+
+logger = logging.getLogger("meta_tools.reload")
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadOutcome:
+    """What one reload attempt did: applied (with warnings) or rejected (with every problem)."""
+
+    source: str
+    applied: bool
+    categories: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+ReloadCallback = Callable[[ReloadOutcome], Awaitable[None]]
+
+
+class ConfigReloader:
+    """Applies edits of a config file (and its prompt templates) to a running `MetaManager`.
+
+    Args:
+        meta: the router to update; built from `path`.
+        path: the config file to watch.
+        on_reload: awaited after every attempt that found a change, applied or not.
+        debounce_ms: changes closer together than this are applied once.
+
+    Example:
+        >>> reloader = ConfigReloader(meta, "Meta_tool_config.json")
+        >>> # in a task group: await tg.start(reloader.run)
+    """
+
+    def __init__(
+        self,
+        meta: MetaManager,
+        path: str | Path,
+        *,
+        on_reload: ReloadCallback | None = None,
+        debounce_ms: int = 300,
+    ) -> None:
+        self.meta = meta
+        self.path = Path(path).resolve()
+        self.on_reload = on_reload
+        self.debounce_ms = debounce_ms
+        self._digest = self._fingerprint(self._prompts_dir())
+
+    def _prompts_dir(self) -> Path | None:
+        config = self.meta.config
+        return config.prompts_path() if config is not None else None
+
+    def _fingerprint(self, prompts: Path | None) -> str:
+        """A digest of the config text and every template, to skip events that changed nothing."""
+        digest = hashlib.sha256()
+        files = [self.path]
+        if prompts is not None and prompts.is_dir():
+            files += sorted(prompts.glob("*.j2"))
+        for file in files:
+            digest.update(str(file).encode())
+            try:
+                digest.update(file.read_bytes())
+            except OSError:
+                digest.update(b"<unreadable>")
+        return digest.hexdigest()
+
+    async def reload_now(self) -> ReloadOutcome | None:
+        """Load the file and apply it if anything changed; None when nothing did."""
+        prompts = self._prompts_dir()
+        digest = await anyio.to_thread.run_sync(self._fingerprint, prompts)
+        if digest == self._digest:
+            return None
+        try:
+            config = await anyio.to_thread.run_sync(MetaToolsConfig.load, self.path)
+            warnings = await self.meta.reload(config)
+        except (ConfigError, ModelError) as exc:
+            problems = exc.problems if isinstance(exc, ConfigError) else [str(exc)]
+            outcome = ReloadOutcome(str(self.path), applied=False, problems=tuple(problems))
+            listed = "".join(f"\n  - {problem}" for problem in problems)
+            logger.error(
+                "%s: edit not applied, the running config is kept; %d problem(s):%s",
+                self.path,
+                len(problems),
+                listed,
+            )
+        else:
+            # The prompts folder may have moved with the edit: fingerprint the new one.
+            self._digest = await anyio.to_thread.run_sync(self._fingerprint, self._prompts_dir())
+            names = tuple(m.name for m in self.meta.categories)
+            outcome = ReloadOutcome(
+                str(self.path), applied=True, categories=names, warnings=tuple(warnings)
+            )
+            logger.info("%s: reloaded, %d categories: %s", self.path, len(names), ", ".join(names))
+            for warning in warnings:
+                logger.warning("%s: %s", self.path, warning)
+        if not outcome.applied:
+            # Remember the rejected content too, so it is reported once, not on every event.
+            self._digest = digest
+        if self.on_reload is not None:
+            await self.on_reload(outcome)
+        return outcome
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch until cancelled; `task_status.started()` fires once the watcher is live."""
+        started = False
+        while True:
+            prompts = self._prompts_dir()
+            watched = [self.path.parent] + ([prompts] if prompts and prompts.is_dir() else [])
+
+            def relevant(change: Change, name: str, prompts: Path | None = prompts) -> bool:
+                path = Path(name).resolve()
+                if path == self.path:
+                    return True
+                return prompts is not None and path.parent == prompts and path.suffix == ".j2"
+
+            # The first (empty) yield after `rust_timeout` proves the watcher is registered.
+            async for changes in awatch(
+                *watched,
+                watch_filter=relevant,
+                debounce=self.debounce_ms,
+                recursive=False,
+                rust_timeout=500,
+                yield_on_timeout=True,
+            ):
+                if not started:
+                    started = True
+                    task_status.started()
+                    logger.info("watching %s for changes", self.path)
+                    # An edit made while the watcher was starting is caught here.
+                    await self.reload_now()
+                if changes:
+                    await self.reload_now()
+                if self._prompts_dir() != prompts:
+                    break  # watch the new prompts folder

@@ -1,0 +1,430 @@
+"""The router as an MCP server: exactly the category tools, over stdio or streamable HTTP.
+
+For the CLI (`meta_tools/cli/`), the one entry point is:
+
+    async def serve(
+        router: MetaManager | MetaToolsConfig | str | os.PathLike[str],
+        *,
+        transport: Literal["stdio", "http"] = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,                   # 0 picks a free port
+        token: str | None = None,           # HTTP: require "Authorization: Bearer <token>"
+        path: str = "/mcp",
+        max_body_bytes: int = 1_048_576,    # HTTP: larger request bodies get 413
+        task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,  # started(url or "stdio")
+    ) -> None
+
+`serve` enters the router (`async with`), serves until stdin closes (stdio) or
+it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
+`model.provider` is `"sampling"` is built with `SamplingChatModel()`; a
+router built by the caller for such a config needs `model=SamplingChatModel()`
+(`meta_tools.llm.sampling`).
+
+Each category tool returns its `CategoryResult` as JSON text and as structured
+content; status `failed` sets `isError`. Every step is reported as MCP
+progress. A cancelled call cancels its running tools. Clients are kept apart:
+each call's category memory is keyed by the client (HTTP session, legacy
+connection, the stdio peer, or a `_meta["meta-tools/session"]` key the client
+sends); a 2026-07-28 HTTP call without that key has no memory across calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+import weakref
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
+from types import FrameType
+from typing import Any, Literal
+
+import anyio
+import mcp_types
+from anyio.abc import TaskStatus
+from mcp.server import Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..category.result import CategoryResult
+from ..config import MetaToolsConfig
+from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
+from ..llm.sampling import (
+    SamplingChatModel,
+    host_supports_tool_sampling,
+    sampling_host,
+    unsupported_message,
+)
+from ..router.manager import MetaManager
+from .sampling import LegacyHost, Progress, SuspendedRuns, error_result
+
+__all__ = ["SESSION_META_KEY", "BearerTokenMiddleware", "build_server", "http_app", "serve"]
+
+logger = logging.getLogger("meta_tools.server")
+
+SESSION_META_KEY = "meta-tools/session"
+"""A `_meta` key a client may send to keep its category memory across stateless calls."""
+
+INSTRUCTIONS = (
+    "Each tool is a category of concrete tools. Call it with `objective` (the goal) and "
+    "`exact_input` (every value it needs); it picks and runs the right tools itself and returns "
+    "a JSON result with a status, a summary and the tool calls it made."
+)
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _to_result(result: CategoryResult) -> mcp_types.CallToolResult:
+    text = result.to_json()
+    return mcp_types.CallToolResult(
+        content=[mcp_types.TextContent(text=text)],
+        structured_content=json.loads(text),
+        is_error=result.status == "failed",
+    )
+
+
+class _ConnectionIds:
+    """A stable id per legacy connection (its `initialize` params live as long as it does)."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, str] = {}
+
+    def key_for(self, marker: object) -> str:
+        found = self._ids.get(id(marker))
+        if found is None:
+            found = self._ids[id(marker)] = f"conn:{uuid.uuid4().hex}"
+            weakref.finalize(marker, self._ids.pop, id(marker), None)
+        return found
+
+
+class _Handlers:
+    """The MCP request handlers over one MetaManager."""
+
+    def __init__(self, meta: MetaManager, default_session: str | None) -> None:
+        self.meta = meta
+        self.default_session = default_session
+        self._connections = _ConnectionIds()
+        self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.events = InMemorySubscriptionBus()
+        self._output_schema = CategoryResult.model_json_schema()
+
+    def _track(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Remember legacy connections: they get `tools/list_changed` as a notification."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # The lowlevel context exposes no public handle on the connection; the
+            # weak set forgets it when the client is gone.
+            self._legacy_connections.add(ctx.session._connection)
+
+    async def announce_tools_changed(self) -> None:
+        """Tell every client that the category tools changed (after a hot reload).
+
+        2026-07-28 clients hear it on their `subscriptions/listen` stream; legacy
+        connections get a notification. A client that went away is skipped.
+        """
+        await self.events.publish(ToolsListChanged())
+        for connection in list(self._legacy_connections):
+            try:
+                await connection.send_tool_list_changed()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+                logger.debug("tools/list_changed not delivered to a closed session: %r", exc)
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        self._track(ctx)
+        tools = [
+            tool.model_copy(update={"output_schema": self._output_schema})
+            for tool in self.meta.list_tools()
+        ]
+        return mcp_types.ListToolsResult(tools=tools)
+
+    def session_key(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> str | None:
+        """Whose category memory this call uses (see the module docstring); None: no memory."""
+        meta: Mapping[str, Any] = params.meta or {}
+        chosen = meta.get(SESSION_META_KEY)
+        headers = getattr(ctx.request, "headers", None)
+        http_session = headers.get("mcp-session-id") if headers is not None else None
+        peer: str | None
+        if http_session:
+            peer = f"http:{http_session}"
+        elif ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params:
+            peer = self._connections.key_for(ctx.session.client_params)
+        else:
+            peer = self.default_session
+        if isinstance(chosen, str) and chosen:
+            return f"{peer or 'client'}:{chosen[:200]}"
+        return peer
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        self._track(ctx)
+        arguments = dict(params.arguments or {})
+        try:
+            manager = self.meta.check_call(params.name, arguments)
+        except (CategoryNotFoundError, ToolArgumentsError) as exc:
+            return error_result(str(exc))
+        session = self.session_key(ctx, params)
+
+        async def call(progress: Progress) -> mcp_types.CallToolResult:
+            try:
+                result = await self.meta.call_tool(
+                    params.name, arguments, session=session, on_event=progress
+                )
+            except (CategoryNotFoundError, ToolArgumentsError, ClosedError) as exc:
+                return error_result(str(exc))
+            return _to_result(result)
+
+        if not isinstance(manager.model, SamplingChatModel):
+            return await call(Progress(ctx))
+        capabilities = ctx.session.client_capabilities
+        if not host_supports_tool_sampling(capabilities):
+            return error_result(unsupported_message(capabilities))
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            runs: SuspendedRuns = ctx.lifespan_context["runs"]
+            return await runs.step(ctx, params, call)
+        with sampling_host(LegacyHost(ctx)):
+            return await call(Progress(ctx))
+
+
+def build_server(
+    meta: MetaManager,
+    *,
+    name: str = "meta-tools",
+    default_session: str | None = None,
+    max_suspended_runs: int = 128,
+    suspended_run_ttl_s: float = 300.0,
+) -> Server[dict[str, Any]]:
+    """The low-level MCP server exposing exactly `meta`'s category tools.
+
+    Args:
+        meta: the router (started and closed by the caller).
+        name: the server's name (also the audience of its sealed `request_state`).
+        default_session: the memory key of a client that has no other identity
+            (stdio has exactly one client).
+        max_suspended_runs: 2026-07-28 sampling calls that may wait for their host at once.
+        suspended_run_ttl_s: how long such a call waits for its host to come back.
+    """
+    handlers = _Handlers(meta, default_session)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        runs = SuspendedRuns(max_runs=max_suspended_runs, ttl_s=suspended_run_ttl_s)
+        unsubscribe = meta.on_categories_changed(handlers.announce_tools_changed)
+        try:
+            async with runs.running():
+                yield {"runs": runs}
+        finally:
+            unsubscribe()
+
+    server: Server[dict[str, Any]] = Server(
+        name,
+        version="1.0.0",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_subscriptions_listen=ListenHandler(handlers.events),
+    )
+    # Seal the request_state of suspended runs (integrity, expiry, bound to the request).
+    security = RequestStateSecurity.ephemeral(ttl=suspended_run_ttl_s)
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server
+
+
+_UNAUTHORIZED = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": mcp_types.INVALID_REQUEST,
+            "message": "Unauthorized: this server needs the header 'Authorization: Bearer <token>'",
+        },
+    }
+).encode()
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>` (else 401)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("the bearer token must not be empty")
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = _UNAUTHORIZED  # a JSON-RPC error, so MCP clients show its message
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="meta-tools"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(
+    server: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    path: str = "/mcp",
+    max_body_bytes: int = 1_048_576,
+) -> ASGIApp:
+    """The streamable-HTTP ASGI app: DNS-rebinding protection on, body limit, optional token."""
+    if host in _LOOPBACK:
+        security = None  # the SDK turns on DNS-rebinding protection for loopback hosts
+    else:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=host not in ("0.0.0.0", "::"),
+            allowed_hosts=[f"{host}:*", f"[{host}]:*"],
+            allowed_origins=[f"http://{host}:*", f"https://{host}:*"],
+        )
+        if token is None:
+            logger.warning(
+                "serving on %s without a token: anyone who can reach it can call it", host
+            )
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=path,
+        max_request_body_size=max_body_bytes,
+        transport_security=security,
+        host=host,
+    )
+    return BearerTokenMiddleware(app, token) if token else app
+
+
+def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
+    if isinstance(router, MetaManager):
+        return router
+    config = router if isinstance(router, MetaToolsConfig) else MetaToolsConfig.load(router)
+    model = SamplingChatModel() if config.model.provider == "sampling" else None
+    return MetaManager.from_config(config, model=model)
+
+
+async def serve(
+    router: MetaManager | MetaToolsConfig | str | os.PathLike[str],
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    path: str = "/mcp",
+    max_body_bytes: int = 1_048_576,
+    task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the router's category tools over MCP until stdin closes or this is cancelled.
+
+    Raises:
+        ConfigError: the config (or its tool lists against the MCP servers) is invalid.
+        OSError: the HTTP port cannot be bound.
+    """
+    meta = _router(router)
+    caught: list[int] = []
+    async with meta:
+        if transport == "stdio":
+            server = build_server(meta, default_session=f"stdio:{uuid.uuid4().hex}")
+            async with stdio_server() as (read, write):
+                task_status.started("stdio")
+                options = server.create_initialization_options(
+                    notification_options=NotificationOptions(tools_changed=True)
+                )
+                await server.run(read, write, options)
+            return
+        await _serve_http(meta, host, port, token, path, max_body_bytes, task_status, caught)
+    # Only now that every MCP session and subprocess is closed: let the signal act.
+    for number in reversed(caught):
+        signal.raise_signal(number)
+
+
+async def _serve_http(
+    meta: MetaManager,
+    host: str,
+    port: int,
+    token: str | None,
+    path: str,
+    max_body_bytes: int,
+    task_status: TaskStatus[str],
+    caught: list[int],
+) -> None:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn that records SIGINT/SIGTERM instead of re-raising them on shutdown.
+
+        uvicorn re-raises a caught signal as soon as it stops, which would kill
+        the process before the router closes its MCP sessions; `serve` re-raises
+        them after that.
+        """
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            caught.append(sig)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    app = http_app(
+        build_server(meta), host=host, token=token, path=path, max_body_bytes=max_body_bytes
+    )
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()  # a taken port must not leak the socket
+        raise
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    server = GracefulServer(config)
+
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):  # a cancelled serve() still shuts down gracefully
+            await server.serve(sockets=[sock])
+        group.cancel_scope.cancel()  # uvicorn stopped by itself (e.g. SIGINT)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            task_status.started(f"http://{shown}:{bound}{path}")
+            try:
+                await anyio.sleep_forever()
+            finally:
+                server.should_exit = True
+    finally:
+        sock.close()

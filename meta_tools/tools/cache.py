@@ -1,0 +1,331 @@
+"""Result cache: memoise tool results by (tool, canonical arguments), with a TTL and an LRU bound.
+
+Opt-in: a category (`cache` in its config) or an MCP server (`cache` in its
+server config) wraps its tools in `CachedTool`. Only results are stored;
+errors (invalid arguments, a tool that raised, a timeout) never are. The
+store is in memory by default (`MemoryCache`) and in Redis when `redis_url`
+is set (`RedisCache`), so that several router processes share it.
+
+Hits and misses of a round are collected in a `CacheReport` that the category
+sets for the round (a context variable: tool calls of the round run in child
+tasks, which see the same report), and end up in `usage.cache_hits`,
+`usage.cache_misses` and `Execution.cached`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp.types import Tool as McpTool
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from .base import BaseTool, PromptType, ToolContext, ToolParameter
+
+if TYPE_CHECKING:
+    from ..config import CacheConfig
+
+__all__ = [
+    "CacheEntry",
+    "CacheReport",
+    "CachedTool",
+    "MemoryCache",
+    "RedisCache",
+    "ResultCache",
+    "cache_from_config",
+    "canonical_arguments",
+    "collect_cache_report",
+]
+
+logger = logging.getLogger("meta_tools.cache")
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> str:
+    """Validated arguments as canonical JSON: sorted keys, no spaces, so equal calls match."""
+    return json.dumps(
+        to_jsonable_python(arguments, fallback=repr),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """A stored result (a wrapper, so that a cached `None` is still a hit)."""
+
+    value: Any
+
+
+class ResultCache(Protocol):
+    """Where results live; `get` returns None on a miss (or an expired entry)."""
+
+    async def get(self, tool: str, arguments: str) -> CacheEntry | None: ...
+
+    async def set(self, tool: str, arguments: str, value: Any) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryCache:
+    """An in-process LRU with a TTL per entry.
+
+    Args:
+        ttl_s: seconds an entry stays valid.
+        max_entries: the least recently used entry goes when this is exceeded.
+        clock: monotonic seconds (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl_s: float = 300.0,
+        max_entries: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if ttl_s <= 0 or max_entries < 1:
+            raise ValueError("ttl_s must be > 0 and max_entries >= 1")
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._clock = clock
+        self._entries: OrderedDict[tuple[str, str], tuple[float, Any]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    async def get(self, tool: str, arguments: str) -> CacheEntry | None:
+        key = (tool, arguments)
+        found = self._entries.get(key)
+        if found is None:
+            return None
+        expires, value = found
+        if self._clock() >= expires:
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return CacheEntry(value)
+
+    async def set(self, tool: str, arguments: str, value: Any) -> None:
+        key = (tool, arguments)
+        self._entries[key] = (self._clock() + self.ttl_s, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    async def aclose(self) -> None:
+        self._entries.clear()
+
+
+# Both scripts run atomically in Redis. The sorted set scores each key by its last use,
+# in microseconds of Redis's own clock made strictly increasing (so two uses in the
+# same microsecond still have an order, and router processes need not agree on time):
+# a key unused for longer than the TTL has expired, and the lowest scores go first.
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+if now <= last then now = last + 1 end
+redis.call('SET', KEYS[3], now)
+"""
+_GET = (
+    _NOW
+    + """
+local value = redis.call('GET', KEYS[1])
+if value then redis.call('ZADD', KEYS[2], now, KEYS[1]) end
+return value
+"""
+)
+_SET = (
+    _NOW
+    + """
+local ttl, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('ZADD', KEYS[2], now, KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)
+local excess = redis.call('ZCARD', KEYS[2]) - limit
+if excess > 0 then
+  local old = redis.call('ZRANGE', KEYS[2], 0, excess - 1)
+  redis.call('DEL', unpack(old))
+  redis.call('ZREM', KEYS[2], unpack(old))
+end
+return excess
+"""
+)
+
+
+class RedisCache:
+    """Results shared through Redis (`redis.asyncio`), JSON-encoded, with TTL and LRU bound.
+
+    A cached value comes back as its JSON form (a pydantic model as a dict),
+    which renders to the same text for the LLM. Redis faults are logged and
+    count as misses: the cache never fails a tool call.
+
+    Args:
+        url: `redis://host:port/db`.
+        namespace: keys are `{namespace}:...` (the braces keep them in one cluster slot).
+        ttl_s: seconds an entry stays valid.
+        max_entries: bound on this namespace's entries (least recently used go first).
+    """
+
+    def __init__(
+        self, url: str, *, namespace: str, ttl_s: float = 300.0, max_entries: int = 1024
+    ) -> None:
+        import redis.asyncio
+
+        if ttl_s <= 0 or max_entries < 1:
+            raise ValueError("ttl_s must be > 0 and max_entries >= 1")
+        self.namespace = namespace
+        self.ttl_ms = max(int(ttl_s * 1000), 1)
+        self.max_entries = max_entries
+        self._client = redis.asyncio.Redis.from_url(url)
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._get = self._client.register_script(_GET)
+        self._set = self._client.register_script(_SET)
+        self._index = f"{{{namespace}}}:lru"
+        self._clock = f"{{{namespace}}}:clock"
+
+    def key(self, tool: str, arguments: str) -> str:
+        digest = hashlib.sha256(arguments.encode()).hexdigest()[:32]
+        return f"{{{self.namespace}}}:{tool}:{digest}"
+
+    async def get(self, tool: str, arguments: str) -> CacheEntry | None:
+        try:
+            raw = await self._get(keys=[self.key(tool, arguments), self._index, self._clock])
+        except self._errors as exc:
+            logger.warning("cache %r: lookup failed, treated as a miss: %s", self.namespace, exc)
+            return None
+        return None if raw is None else CacheEntry(json.loads(raw))
+
+    async def set(self, tool: str, arguments: str, value: Any) -> None:
+        payload = json.dumps(to_jsonable_python(value, fallback=repr), ensure_ascii=False)
+        try:
+            await self._set(
+                keys=[self.key(tool, arguments), self._index, self._clock],
+                args=[payload, self.ttl_ms, self.max_entries],
+            )
+        except self._errors as exc:
+            logger.warning("cache %r: store failed, result not cached: %s", self.namespace, exc)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def cache_from_config(config: CacheConfig, *, scope: str) -> ResultCache:
+    """The cache a `CacheConfig` describes; `scope` (category or server name) names its keys."""
+    if config.redis_url:
+        return RedisCache(
+            config.redis_url,
+            namespace=f"meta_tools:{scope}",
+            ttl_s=config.ttl_s,
+            max_entries=config.max_entries,
+        )
+    return MemoryCache(ttl_s=config.ttl_s, max_entries=config.max_entries)
+
+
+@dataclass
+class CacheReport:
+    """Which tool calls (by call id) of one round were answered from the cache."""
+
+    hits: set[str] = field(default_factory=set)
+    misses: set[str] = field(default_factory=set)
+
+
+_REPORT: contextvars.ContextVar[CacheReport | None] = contextvars.ContextVar(
+    "meta_tools_cache_report", default=None
+)
+
+
+@contextmanager
+def collect_cache_report() -> Iterator[CacheReport]:
+    """Collect the cache hits and misses of the tool calls made inside the block."""
+    report = CacheReport()
+    token = _REPORT.set(report)
+    try:
+        yield report
+    finally:
+        _REPORT.reset(token)
+
+
+class CachedTool(BaseTool):
+    """A tool whose results are memoised; everything the LLM sees is the inner tool's.
+
+    Args:
+        inner: the tool to wrap.
+        cache: where results are kept (shared by every tool of a category or server).
+    """
+
+    def __init__(self, inner: BaseTool, cache: ResultCache) -> None:
+        self.inner = inner
+        self.cache = cache
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def description(self) -> str:
+        return self.inner.description
+
+    @property
+    def args(self) -> dict[str, ToolParameter]:
+        return self.inner.args
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        return self.inner.args_model
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return self.inner.parameters_schema
+
+    def openai_schema(self) -> dict[str, Any]:
+        return self.inner.openai_schema()
+
+    def mcp_tool(self) -> McpTool:
+        return self.inner.mcp_tool()
+
+    async def get_prompt(self, prompt_type: PromptType = "default") -> str:
+        return await self.inner.get_prompt(prompt_type)
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        return self.inner.validate_arguments(arguments)
+
+    def injected_arguments(self, context: ToolContext) -> dict[str, Any]:
+        return self.inner.injected_arguments(context)
+
+    async def call(
+        self, arguments: Mapping[str, Any] | str | None, *, context: ToolContext | None = None
+    ) -> Any:
+        """Answer from the cache, or run the inner tool and keep its result (never an error).
+
+        Raises:
+            ToolError: as the inner tool (invalid arguments are checked before the lookup).
+        """
+        key = canonical_arguments(self.inner.validate_arguments(arguments))
+        report = _REPORT.get()
+        entry = await self.cache.get(self.name, key)
+        if entry is not None:
+            if report is not None and context is not None:
+                report.hits.add(context.tool_call_id)
+            return entry.value
+        if report is not None and context is not None:
+            report.misses.add(context.tool_call_id)
+        value = await self.inner.call(arguments, context=context)
+        await self.cache.set(self.name, key, value)
+        return value
+
+    def __repr__(self) -> str:
+        return f"<CachedTool {self.inner!r}>"

@@ -1,0 +1,462 @@
+"""MCP servers as level-1 tool sources: one persistent session per server, owned by one task.
+
+Lifecycle of an `McpToolSource`:
+
+    async with McpToolSource("calc", StdioServerParameters(...)) as source:
+        await source.connect()          # optional: a call connects on first use
+        tool = source.get_tool("add")   # an `McpServerTool`, a BaseTool like any other
+        await tool.call({"a": 1, "b": 2})
+
+Entering starts a *supervisor* task. It alone enters and exits `mcp.Client`
+(so the SDK's task groups and cancel scopes stay in one task), opens the
+session when asked, lists the tools (all pages), refreshes them on
+`tools/list_changed`, and stops the session when it ends: on close, when the
+server's stream ends (a crashed subprocess), or when a call reported the
+connection lost. Calls run in the caller's task, on the open session, at most
+`max_concurrent_calls` at a time. A call that needs a session asks the
+supervisor for one and waits; after a failed attempt, calls fail fast with
+`ToolUnavailableError` until the backoff (0.5 s, doubling, at most 30 s) has
+passed. Leaving the context closes the session; for stdio the SDK closes the
+server's stdin, waits 2 s, then sends SIGTERM and, 2 s later, SIGKILL to the
+server's whole process group.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import mcp_types
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client._transport import Transport
+from mcp.client.session import IncomingMessage
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from typing_extensions import Self
+
+from ..._lifecycle import AsyncCloseable
+from ...config import HttpServerConfig, StdioServerConfig
+from ...exceptions import ToolExecutionError, ToolUnavailableError
+from ._io import (
+    CALL_FAILURES,
+    StderrTail,
+    WatchedTransport,
+    call_failure,
+    describe_failure,
+    http_transport_factory,
+    result_value,
+    stdio_parameters,
+)
+from .tool import McpServerTool, PendingTool, tool_name_for
+
+__all__ = ["McpServerTool", "McpTarget", "McpToolSource", "PendingTool"]
+
+logger = logging.getLogger("meta_tools.mcp")
+
+McpTarget = MCPServer | Server[Any] | StdioServerParameters | str | Callable[[], Transport]
+"""In-process server (tests), stdio parameters, streamable-HTTP URL, or a transport factory."""
+
+ConnectMode = Literal["start", "first_use"]
+SourceStatus = Literal["idle", "connecting", "ready", "failed", "closed"]
+
+_MAX_PAGES = 100
+_MAX_TOOLS = 10_000
+_BACKOFF_S = 0.5
+_MAX_BACKOFF_S = 30.0
+_CLOSE_GRACE_S = 10.0
+
+
+@dataclass
+class _Attempt:
+    """One connection attempt that callers wait on."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    error: str | None = None
+
+
+class McpToolSource(AsyncCloseable):
+    """One MCP server whose tools become level-1 tools.
+
+    Args:
+        name: the server's name in the config (named in every error).
+        target: what to connect to (see `McpTarget`).
+        prefix: when set, tools are named `prefix_toolname`.
+        connect: `"start"` opens the session when the router starts; `"first_use"` when a
+            category that may need it is first called.
+        timeout_s: limit for connecting and for each call's answer.
+        mode: the protocol era to negotiate (`"auto"` or `"legacy"`).
+        max_concurrent_calls: calls in flight on this server at once; more wait their turn.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        target: McpTarget,
+        *,
+        prefix: str | None = None,
+        connect: ConnectMode = "start",
+        timeout_s: float = 30.0,
+        mode: Literal["auto", "legacy"] = "auto",
+        max_concurrent_calls: int = 32,
+    ) -> None:
+        self.name = name
+        self.prefix = prefix
+        self.connect_mode: ConnectMode = connect
+        self.timeout_s = timeout_s
+        self.mode = mode
+        self._target = target
+        self.url = target if isinstance(target, str) else None
+        self._stderr: StderrTail | None = None
+        self._limiter = anyio.CapacityLimiter(max_concurrent_calls)
+        self._tools: dict[str, McpServerTool] = {}
+        self._listed = False
+        self._listeners: list[Callable[[McpToolSource], None]] = []
+        self._status: SourceStatus = "idle"
+        self._last_error: str | None = None
+        self._failures = 0
+        self._retry_at = 0.0
+        self._client: Client | None = None
+        self._attempt: _Attempt | None = None
+        self._wake = anyio.Event()
+        self._session_stop: anyio.Event | None = None
+        self._session_scope: anyio.CancelScope | None = None
+        self._refresh_wanted = anyio.Event()
+        self._stack: AsyncExitStack | None = None
+        self._stopped = anyio.Event()
+        self._closing = False
+        self._ready = False
+
+    @classmethod
+    def from_config(
+        cls, name: str, config: StdioServerConfig | HttpServerConfig, *, base_dir: str = "."
+    ) -> McpToolSource:
+        """Build a source from a `mcp_servers` entry.
+
+        `command: "python"` (or `"python3"`) runs the router's own interpreter
+        (`sys.executable`), so a server module installed next to meta-tools is
+        found; a relative `cwd` is relative to the config file's folder.
+        """
+        target: McpTarget
+        if isinstance(config, StdioServerConfig):
+            target = stdio_parameters(config, base_dir)
+        else:
+            target = http_transport_factory(config)
+        source = cls(
+            name, target, prefix=config.prefix, connect=config.connect, timeout_s=config.timeout_s
+        )
+        if isinstance(config, HttpServerConfig):
+            source.url = config.url
+        return source
+
+    def __repr__(self) -> str:
+        return f"<McpToolSource {self.name!r} {self._status} tools={len(self._tools)}>"
+
+    # -- what the router sees -----------------------------------------------------------
+    @property
+    def status(self) -> SourceStatus:
+        return self._status
+
+    @property
+    def listed(self) -> bool:
+        """True once the tools were listed (they are kept while the server is down)."""
+        return self._listed
+
+    @property
+    def last_error(self) -> str | None:
+        return self._last_error
+
+    def tools(self) -> list[McpServerTool]:
+        """The current tools, under their router names."""
+        return list(self._tools.values())
+
+    def get_tool(self, name: str) -> McpServerTool | None:
+        return self._tools.get(name)
+
+    def may_provide(self, name: str) -> bool:
+        """Whether a not-yet-listed server could provide a tool called `name`."""
+        if self._listed:
+            return name in self._tools
+        return self.prefix is None or name.startswith(f"{self.prefix}_")
+
+    def subscribe(self, listener: Callable[[McpToolSource], None]) -> Callable[[], None]:
+        """Call `listener(source)` whenever the tool set changes; returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # -- lifecycle ----------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        if self._stack is not None or self._closing:
+            raise RuntimeError(f"MCP source {self.name!r} was already entered")
+        stack = AsyncExitStack()
+        group = await stack.enter_async_context(anyio.create_task_group())
+        self._stack = stack
+        await group.start(self._supervise)
+        return self
+
+    def begin_close(self) -> None:
+        """Start closing without waiting (so several sources wind down at once)."""
+        if self._closing:
+            return
+        self._closing = True
+        self._wake.set()
+        if self._session_stop is not None:
+            self._session_stop.set()
+        if self._status == "connecting" and self._session_scope is not None:
+            self._session_scope.cancel()
+
+    async def aclose(self) -> None:
+        """Close the session (ending a stdio subprocess); closing twice is harmless.
+
+        Must run in the task that entered the source (as `async with` does).
+        """
+        self.begin_close()
+        stack, self._stack = self._stack, None
+        if stack is None:
+            self._status = "closed"
+            return
+        with anyio.move_on_after(_CLOSE_GRACE_S, shield=True):
+            await self._stopped.wait()
+        if not self._stopped.is_set() and self._session_scope is not None:
+            self._session_scope.cancel()
+        await stack.aclose()
+        self._status = "closed"
+
+    # -- connecting -----------------------------------------------------------------------
+    async def connect(self) -> None:
+        """Open the session unless it is open, and wait for the outcome.
+
+        Raises:
+            ToolUnavailableError: the server could not be reached (the message says why and
+                when the next attempt will be made).
+        """
+        if self._client is not None:
+            return
+        if self._closing or self._stack is None:
+            state = "closed" if self._closing else "not started (enter it with `async with`)"
+            raise ToolUnavailableError(f"MCP server {self.name!r} is {state}")
+        if self._attempt is None:
+            wait = self._retry_at - anyio.current_time()
+            if self._failures and wait > 0:
+                raise ToolUnavailableError(
+                    f"MCP server {self.name!r} is unavailable: {self._last_error};"
+                    f" the next attempt is in {wait:.1f} s"
+                )
+            self._attempt = _Attempt()
+            self._wake.set()
+        attempt = self._attempt
+        with anyio.move_on_after(self.timeout_s + _CLOSE_GRACE_S):
+            await attempt.done.wait()
+        if attempt.error is not None or self._client is None:
+            reason = attempt.error or f"no session within {self.timeout_s:g} s"
+            raise ToolUnavailableError(f"MCP server {self.name!r} is unavailable: {reason}")
+
+    async def _supervise(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        task_status.started()
+        try:
+            while not self._closing:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                if self._closing:
+                    break
+                if self._attempt is None:
+                    continue  # woken by a stop that raced a finished session
+                self._ready = False
+                try:
+                    await self._run_session()
+                except Exception as exc:  # every failure of one session, reported to its callers
+                    await self._session_failed(exc)
+                finally:
+                    self._client = None
+                    if self._status == "ready":
+                        self._status = "idle"
+                    if self._stderr is not None:
+                        self._stderr.stop_logging()
+                        self._stderr.close_writer()  # also when connecting was cancelled
+        finally:
+            self._stopped.set()
+            self._finish_attempt("the source is closed" if self._closing else None)
+
+    async def _run_session(self) -> None:
+        stop = self._session_stop = anyio.Event()
+        self._status = "connecting"
+        with anyio.CancelScope() as scope:
+            self._session_scope = scope
+            scope.deadline = anyio.current_time() + self.timeout_s
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._client_for(stop.set))
+                if self._stderr is not None:
+                    self._stderr.close_writer()
+                group = await stack.enter_async_context(anyio.create_task_group())
+                capabilities = client.server_capabilities.tools
+                modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+                if modern and capabilities is not None and capabilities.list_changed:
+                    # subscribe before listing, so that no change falls in between
+                    await group.start(self._listen, client, stop)
+                await self._list_tools(client)
+                scope.deadline = math.inf
+                self._client, self._status, self._ready = client, "ready", True
+                self._failures, self._last_error = 0, None
+                self._finish_attempt(None)
+                logger.info("MCP server %r connected (%s)", self.name, client.protocol_version)
+                group.start_soon(self._refresh_on_change, client)
+                await stop.wait()
+                self._client, self._status = None, "idle"
+                group.cancel_scope.cancel()
+        if scope.cancelled_caught and not self._ready and not self._closing:
+            raise TimeoutError(f"no answer within {self.timeout_s:g} s")
+
+    def _client_for(self, on_end: Callable[[], None]) -> Client:
+        options: dict[str, Any] = {
+            "mode": self.mode,
+            "message_handler": self._on_message,
+            "read_timeout_seconds": self.timeout_s,
+            "cache": None,  # the tool list is ours to keep, refreshed on list_changed
+        }
+        target = self._target
+        if isinstance(target, MCPServer | Server):
+            return Client(target, **options)
+        self._stderr = None
+        if isinstance(target, StdioServerParameters):
+            self._stderr = StderrTail(self.name)
+            transport: Transport = stdio_client(target, errlog=self._stderr.writer())
+        elif isinstance(target, str):
+            transport = streamable_http_client(target)
+        else:
+            transport = target()
+        return Client(WatchedTransport(transport, on_end), **options)
+
+    async def _session_failed(self, exc: Exception) -> None:
+        stderr = await self._stderr.text() if self._stderr is not None else ""
+        reason = describe_failure(exc, stderr)
+        if self._ready:
+            logger.warning("MCP server %r: the session ended with an error: %s", self.name, reason)
+            return
+        self._failures += 1
+        delay = min(_BACKOFF_S * 2 ** (self._failures - 1), _MAX_BACKOFF_S)
+        self._retry_at = anyio.current_time() + delay
+        self._status = "failed"
+        failed = f"could not be reached at {self.url}" if self.url else "could not be started"
+        self._last_error = f"{failed}: {reason}"
+        logger.warning(
+            "MCP server %r %s (next attempt in %.1f s)", self.name, self._last_error, delay
+        )
+        self._finish_attempt(self._last_error)
+
+    def _finish_attempt(self, error: str | None) -> None:
+        attempt, self._attempt = self._attempt, None
+        if attempt is not None:
+            attempt.error = error
+            attempt.done.set()
+
+    def _mark_broken(self, reason: str) -> None:
+        """A call saw the connection fail: stop this session; the next call opens a new one."""
+        if self._client is None:
+            return
+        logger.warning("MCP server %r: %s; reconnecting on the next call", self.name, reason)
+        self._client = None
+        self._status = "idle"
+        if self._session_stop is not None:
+            self._session_stop.set()
+
+    # -- the tool list --------------------------------------------------------------------
+    async def _list_tools(self, client: Client) -> None:
+        listed: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None or len(listed) >= _MAX_TOOLS:
+                break
+        else:
+            logger.warning("MCP server %r: stopped listing after %d pages", self.name, _MAX_PAGES)
+        tools: dict[str, McpServerTool] = {}
+        for remote in listed[:_MAX_TOOLS]:
+            name = tool_name_for(remote.name, self.prefix)
+            if name in tools:
+                logger.warning(
+                    "MCP server %r: two tools map to %r; keeping the first", self.name, name
+                )
+                continue
+            tools[name] = McpServerTool(self, remote, name)
+        self._tools, self._listed = tools, True
+        for listener in list(self._listeners):
+            listener(self)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._refresh_wanted.set()
+        elif isinstance(message, Exception):
+            logger.debug("MCP server %r: transport reported %r", self.name, message)
+
+    async def _refresh_on_change(self, client: Client) -> None:
+        while True:
+            await self._refresh_wanted.wait()
+            self._refresh_wanted = anyio.Event()
+            try:
+                await self._list_tools(client)
+            except (MCPError, ValidationError, anyio.BrokenResourceError) as exc:
+                logger.warning("MCP server %r: cannot refresh its tools: %s", self.name, exc)
+
+    async def _listen(
+        self,
+        client: Client,
+        stop: anyio.Event,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Follow `tools/list_changed` on a 2026-07-28 connection (a `subscriptions/listen` stream)."""
+        started = False
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
+                started = True
+                async for _event in subscription:
+                    self._refresh_wanted.set()
+        except SubscriptionLost:
+            if not stop.is_set():
+                self._mark_broken("its event stream was lost")
+        except (MCPError, ListenNotSupportedError, TimeoutError) as exc:
+            logger.info("MCP server %r: no tools/list_changed events: %s", self.name, exc)
+        finally:
+            if not started:
+                task_status.started()
+
+    # -- calling ------------------------------------------------------------------------
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Call the server's tool `name` (its own name, without prefix).
+
+        Returns the structured content when the server sent it, else the text content.
+
+        Raises:
+            ToolUnavailableError: no session could be opened, or the connection was lost.
+            ToolTimeoutError: the server did not answer within `timeout_s`.
+            ToolExecutionError: the tool reported an error (its message) or the server refused.
+        """
+        await self.connect()
+        client = self._client
+        if client is None:
+            raise ToolUnavailableError(f"MCP server {self.name!r} disconnected; try again")
+        async with self._limiter:
+            try:
+                result = await client.call_tool(
+                    name, arguments, read_timeout_seconds=self.timeout_s
+                )
+            except CALL_FAILURES as exc:
+                error, broken = call_failure(exc, self.name, name, self.timeout_s)
+                if broken is not None:
+                    self._mark_broken(broken)
+                raise error from None
+        if result.is_error:
+            raise ToolExecutionError(result_value(result, text_only=True) or f"{name!r} failed")
+        return result_value(result)

@@ -1,0 +1,197 @@
+"""The level-1 face of MCP tools: `McpServerTool` (a server's tool) and `PendingTool` (not yet listed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, Protocol
+
+import mcp_types
+
+from ...exceptions import ToolUnavailableError
+from ..base import BaseTool, ToolContext, ToolParameter
+from ..schema import tool_name_slug
+
+__all__ = ["McpServerTool", "PendingTool", "ToolSource", "tool_name_for"]
+
+
+class ToolSource(Protocol):
+    """What a tool needs from its MCP source."""
+
+    name: str
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+
+    async def connect(self) -> None: ...
+
+    def get_tool(self, name: str) -> McpServerTool | None: ...
+
+
+def tool_name_for(remote: str, prefix: str | None) -> str:
+    """The router name of a server's tool: `prefix_name`, made a valid function name."""
+    return tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
+
+
+def _display_type(schema: Mapping[str, Any]) -> str:
+    """The one type word of the default prompt format (`anyOf`, type lists: first non-null)."""
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    if isinstance(declared, list):
+        return next((t for t in declared if isinstance(t, str) and t != "null"), "string")
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            for option in options:
+                if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
+                    return _display_type(option)
+    return "object" if "properties" in schema else "string"
+
+
+def _properties(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The schema's properties; a server may send anything, so what is not a schema is `{}`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    return {str(k): dict(v) if isinstance(v, Mapping) else {} for k, v in properties.items()}
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    required = schema.get("required")
+    return [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+
+
+def _parameters(schema: Mapping[str, Any]) -> dict[str, ToolParameter]:
+    required = set(_required(schema))
+    parameters: dict[str, ToolParameter] = {}
+    for key, prop in _properties(schema).items():
+        parameters[key] = ToolParameter(
+            name=key,
+            type=_display_type(prop),
+            description=str(prop.get("description") or prop.get("title") or ""),
+            required=key in required,
+            json_schema=prop,
+        )
+    return parameters
+
+
+def _llm_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The server's input schema as offered to the LLM: an object, `$defs` kept for `$ref`s."""
+    out: dict[str, Any] = {
+        "type": "object",
+        "properties": _properties(schema),
+        "required": _required(schema),
+    }
+    for key in ("$defs", "definitions", "additionalProperties"):
+        if key in schema:
+            out[key] = schema[key]
+    return out
+
+
+class McpServerTool(BaseTool):
+    """One tool of an MCP server; a call goes through the server's persistent session.
+
+    Its argument model is built from the parameter table, so only the arguments
+    the LLM gave are sent and the server's own defaults apply to the rest.
+    """
+
+    def __init__(self, source: ToolSource, remote: mcp_types.Tool, name: str) -> None:
+        self.source = source
+        self.remote = remote
+        self._name = name
+        self._args = _parameters(remote.input_schema)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return remote_description(self.remote, self.source.name)
+
+    @property
+    def args(self) -> dict[str, ToolParameter]:
+        return self._args
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    @cached_property
+    def parameters_schema(self) -> dict[str, Any]:
+        return _llm_schema(self.remote.input_schema)
+
+    async def async_execute(self, **kwargs: Any) -> Any:
+        return await self.source.call_tool(self.remote.name, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<McpServerTool {self.name!r} of {self.source.name!r}>"
+
+
+def remote_description(remote: mcp_types.Tool, server: str) -> str:
+    return (
+        remote.description or remote.title or f"Tool {remote.name!r} of MCP server {server!r}."
+    ).strip()
+
+
+class PendingTool(BaseTool):
+    """Stands for a listed tool whose MCP server has not been listed yet (down, or first use).
+
+    A call first tries to connect the servers that may provide it; if one now
+    does, the call goes to the real tool (which validates the arguments).
+    """
+
+    def __init__(self, name: str, sources: Sequence[ToolSource], reason: str = "") -> None:
+        self._name = name
+        self.sources = list(sources)
+        self.reason = reason
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        servers = ", ".join(repr(s.name) for s in self.sources)
+        why = f": {self.reason}" if self.reason else ""
+        return (
+            f"Unavailable right now: MCP server {servers} that provides this tool is not"
+            f" connected{why}. Calling it retries the connection."
+        )
+
+    @property
+    def args(self) -> dict[str, ToolParameter]:
+        return {}
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        """Anything goes: the real tool validates once its server is connected."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                return {"arguments": arguments}
+        return dict(arguments) if isinstance(arguments, Mapping) else {}
+
+    async def call(
+        self, arguments: Mapping[str, Any] | str | None, *, context: ToolContext | None = None
+    ) -> Any:
+        reasons: list[str] = []
+        for source in self.sources:
+            try:
+                await source.connect()
+            except ToolUnavailableError as exc:
+                reasons.append(str(exc))
+                continue
+            found = source.get_tool(self.name)
+            if found is not None:
+                return await found.call(arguments, context=context)
+            reasons.append(f"MCP server {source.name!r} does not provide a tool {self.name!r}")
+        raise ToolUnavailableError(f"tool {self.name!r} is unavailable: " + "; ".join(reasons))
+
+    def __repr__(self) -> str:
+        return f"<PendingTool {self.name!r}>"

@@ -1,0 +1,210 @@
+"""The tool shortlist: large categories offer each LLM call only the best matches."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from meta_tools.category.manager import CategoryManager
+from meta_tools.category.shortlist import Bm25Index, Shortlist, analyze
+from meta_tools.config import MetaToolsConfig
+from meta_tools.exceptions import ConfigError
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.router.manager import MetaManager
+from meta_tools.tools import BaseTool, FunctionTool
+
+pytestmark = pytest.mark.anyio
+
+TOPICS = {
+    "get_weather_forecast": "Weather forecast for a city: temperature, rain and wind.",
+    "convert_currency": "Convert an amount of money from one currency to another.",
+    "search_flights": "Search flights between two airports on a date.",
+    "book_hotel_room": "Book a hotel room in a city for given nights.",
+    "translate_text": "Translate text from one language into another language.",
+    "get_stock_quote": "Latest stock price quote for a ticker symbol.",
+    "send_email": "Send an email message to a recipient address.",
+    "create_calendar_event": "Create a calendar event with a title and a start time.",
+    "geocode_address": "Turn a street address into latitude and longitude.",
+    "shorten_url": "Shorten a long web URL into a short link.",
+    "count_words": "Count the words in a text.",
+    "generate_qr_code": "Generate a QR code image for a text or URL.",
+}
+
+
+def make_tool(name: str, description: str) -> BaseTool:
+    def run(query: str) -> str:
+        return f"{name}: {query}"
+
+    return FunctionTool(name, run, description=description)
+
+
+def catalog() -> list[BaseTool]:
+    return [make_tool(name, text) for name, text in TOPICS.items()]
+
+
+def offered(request: ChatRequest) -> list[str]:
+    return [t["function"]["name"] for t in request.tools][:-2]  # without the control tools
+
+
+def call(name: str) -> AssistantTurn:
+    return AssistantTurn(tool_calls=[ToolCall(name=name, arguments={"query": "x"})])
+
+
+def test_analyze_splits_snake_and_camel_case_drops_stopwords_and_stems() -> None:
+    assert analyze("getWeatherForecast for the next_days of GUIDs") == [
+        "get",
+        "weather",
+        "forecast",
+        "next",
+        "day",
+        "guid",
+    ]
+
+
+def test_analyze_turns_chinese_text_into_characters_and_bigrams() -> None:
+    assert analyze("搜索 bing") == ["搜", "索", "搜索", "bing"]
+
+
+def test_bm25_ranks_the_tool_whose_words_match_first() -> None:
+    tools = catalog()
+    shortlist = Shortlist(tools, max_tools=3)
+    ranked = [tools[i].name for i in shortlist.rank("What will the weather be in Oslo?")]
+    assert ranked[0] == "get_weather_forecast"
+    ranked = [tools[i].name for i in shortlist.rank("please translate this sentence")]
+    assert ranked[0] == "translate_text"
+
+
+async def test_a_category_over_the_limit_offers_pinned_tools_then_the_best_matches() -> None:
+    model = ScriptedModel([call("convert_currency"), AssistantTurn(text="12 EUR")])
+    category = CategoryManager(
+        "Everything",
+        "All sorts of tools.",
+        catalog(),
+        model,
+        max_tools_per_prompt=3,
+        pinned=["count_words"],
+    )
+    result = await category.run("Convert money to another currency", "10 USD to EUR")
+    assert result.status == "success"
+    first, second = model.requests
+    assert offered(first)[0] == "count_words"
+    assert "convert_currency" in offered(first)
+    assert len(offered(first)) == 3
+    assert offered(second) == offered(first)  # the same list, in the same order, every round
+
+
+async def test_a_tool_used_in_the_run_stays_offered_even_if_it_ranks_low() -> None:
+    model = ScriptedModel(
+        [call("shorten_url"), call("get_weather_forecast"), AssistantTurn(text="done")]
+    )
+    category = CategoryManager("All", "All tools.", catalog(), model, max_tools_per_prompt=2)
+    await category.run("Weather forecast", "Oslo")
+    first, second, _ = model.requests
+    assert "shorten_url" not in offered(first)
+    assert "shorten_url" in offered(second)
+    assert "get_weather_forecast" in offered(second)
+
+
+async def test_a_category_under_its_limits_offers_every_tool_and_builds_no_index() -> None:
+    model = ScriptedModel([AssistantTurn(text="nothing to do")])
+    tools = catalog()
+    category = CategoryManager("All", "All tools.", tools, model, max_tools_per_prompt=50)
+    assert category.shortlist is None
+    await category.run("Anything", "x")
+    assert offered(model.requests[0]) == [t.name for t in tools]
+
+
+async def test_the_index_is_built_once_per_category_not_per_call() -> None:
+    model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
+    category = CategoryManager("All", "All tools.", catalog(), model, max_tools_per_prompt=4)
+    assert category.shortlist is not None
+    index = category.shortlist.index
+    for objective in ("Weather forecast", "Send an email", "Book a hotel"):
+        await category.run(objective, "x")
+    assert category.shortlist.index is index
+    assert isinstance(index, Bm25Index) and len(index) == len(TOPICS)
+
+
+async def test_no_call_sees_more_characters_of_tools_than_the_budget() -> None:
+    model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
+    tools = catalog()
+    budget = 700
+    category = CategoryManager(
+        "All", "All tools.", tools, model, max_tools_per_prompt=10, max_tool_chars_per_prompt=budget
+    )
+    await category.run("Weather forecast and stock price and flights", "x")
+    schemas = model.requests[0].tools[:-2]
+    assert 1 <= len(schemas) < 10
+    assert sum(len(json.dumps(s, ensure_ascii=False)) for s in schemas) <= budget
+
+
+async def test_abstain_declines_with_no_suitable_tool_without_calling_the_model() -> None:
+    model = ScriptedModel([])
+    category = CategoryManager(
+        "Travel", "Travel tools.", catalog(), model, max_tools_per_prompt=3, abstain_below=0.5
+    )
+    result = await category.run("Compose a sonnet about autumn leaves", "melancholic tone")
+    assert (result.status, result.usage.llm_calls, result.executions) == (
+        "no_suitable_tool",
+        0,
+        [],
+    )
+    assert result.summary == (
+        "No tool of the 'Travel' category matches this objective: the best matches cover 0% "
+        "of its key words, below the 50% threshold."
+    )
+    assert result.suggestion is not None and "right category" in result.suggestion
+    assert model.requests == []
+
+
+async def test_abstain_keeps_a_matching_objective_and_offers_pinned_tools_otherwise() -> None:
+    model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
+    category = CategoryManager(
+        "Travel",
+        "Travel tools.",
+        catalog(),
+        model,
+        max_tools_per_prompt=3,
+        abstain_below=0.5,
+        pinned=["count_words"],
+    )
+    await category.run("Compose a sonnet about autumn leaves", "melancholic tone")
+    await category.run("Book a hotel room", "Rome, two nights")
+    assert offered(model.requests[0]) == ["count_words"]
+    assert "book_hotel_room" in offered(model.requests[1])
+
+
+def test_a_pinned_tool_that_is_not_in_the_category_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="pinned tool 'nope'"):
+        CategoryManager(
+            "All",
+            "All tools.",
+            catalog(),
+            ScriptedModel([]),
+            pinned=["nope"],
+            max_tools_per_prompt=2,
+        )
+
+
+def test_the_config_sets_the_limits_pins_and_threshold_of_each_category() -> None:
+    config = MetaToolsConfig.from_data(
+        {
+            "defaults": {"max_tools_per_prompt": 4, "abstain_below": 0.2},
+            "Travel": {
+                "description": "Trips.",
+                "tools": ["*"],
+                "pinned": ["search_flights"],
+                "max_tool_chars_per_prompt": 5000,
+            },
+        }
+    )
+    meta = MetaManager.from_config(config, tools=catalog(), model=ScriptedModel([]))
+    shortlist = meta.get_category("travel").shortlist
+    assert shortlist is not None
+    assert (
+        shortlist.max_tools,
+        shortlist.max_chars,
+        shortlist.pinned,
+        shortlist.abstain_below,
+    ) == (4, 5000, ["search_flights"], 0.2)
