@@ -220,13 +220,7 @@ def serve(
         if transport not in ("stdio", "http"):
             _fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
         chosen: Literal["stdio", "http"] = "stdio" if transport == "stdio" else "http"
-        loaded = MetaToolsConfig.load(config)
-        model = None
-        if loaded.model.provider == "sampling":
-            from ..llm.sampling import SamplingChatModel
-
-            model = SamplingChatModel()
-        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=model)
+        meta = MetaManager.from_config(config, tools=_load_tools(tools))
         _log_to_stderr(logging.DEBUG if ctx.obj.debug else logging.INFO)
         settings = _ServeSettings(chosen, host, port, token, trace, reload)
         anyio.run(lambda: _serve(meta, config, settings))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TypedDict
 
 from ..config import ModelConfig
-from ..exceptions import ConfigError
 from .base import ChatModel
 
 __all__ = ["model_from_config"]
@@ -22,20 +21,18 @@ class _ClientSettings(TypedDict, total=False):
 
 
 def model_from_config(config: ModelConfig) -> ChatModel:
-    """An OpenAI-compatible or DashScope client; `sampling` is built by the MCP server.
+    """An OpenAI-compatible or DashScope client, or the MCP host's model (`sampling`).
+
+    A `sampling` model answers only inside a call served over MCP (`meta-tools serve`);
+    elsewhere each call fails with a message naming the alternatives.
 
     Raises:
-        ConfigError: `sampling` outside `meta-tools serve`.
         ModelError: the API key's environment variable is not set.
     """
     if config.provider == "sampling":
-        raise ConfigError(
-            "model",
-            [
-                "$.model.provider: 'sampling' uses the MCP host's own model and works only when the "
-                "router is served over MCP (meta-tools serve); pass model= or choose 'openai' or 'dashscope'"
-            ],
-        )
+        from .sampling import SamplingChatModel
+
+        return SamplingChatModel()
     settings: _ClientSettings = {
         "base_url": config.base_url,
         "timeout": config.timeout_s,

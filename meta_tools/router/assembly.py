@@ -1,103 +1,63 @@
-"""How a config becomes categories: each category's tool list resolved against the tool sources.
+"""Building a router from a config: its categories, and what it owns while it runs.
 
-The sources are Python tools (built-ins included) and MCP servers; `ToolSources`
-owns them and the result caches wrapped around their tools, and resolves the
-config's names and globs against what they provide *now* (a server that was
-not listed yet is stood in for by a `PendingTool`). `MetaManager` builds its
-categories with it at load, on every reload and whenever a server's tool list
-changes.
+`ConfigAssembly` is what `MetaManager.from_config` adds to a plain router: the
+loaded config, the tool sources (`ToolSources`: Python tools, built-ins, MCP
+servers and the caches around them), the model it built from the `model`
+section, and the redactor of the config's secrets. The router asks it for new
+categories on reload, lets it re-tool the categories when an MCP server's tool
+list changes, and hands it each call to prepare (connect waiting servers).
 """
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-import anyio
-
+from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
-from ..category.manager import CategoryManager, slugify
+from ..category.manager import CategoryManager
 from ..category.prompts import PromptSet
-from ..config import CacheConfig, CategoryConfig, MetaToolsConfig, json_path
-from ..exceptions import ConfigError, ToolUnavailableError
+from ..category.result import CategoryResult
+from ..config import CategoryConfig, MetaToolsConfig
+from ..exceptions import ConfigError
 from ..llm.base import ChatModel
+from ..llm.factory import model_from_config
+from ..llm.owned import OwnedModels, close_model
 from ..tools.base import BaseTool
-from ..tools.builtins import builtin_tools
-from ..tools.cache import CachedTool, ResultCache, cache_from_config
+from ..tools.cache import ResultCache, unwrap
 from ..tools.mcp.source import McpToolSource
-from ..tools.mcp.tool import McpServerTool, PendingTool
-from ..tools.pack import ToolPack, as_tool
-from ..tools.schema import TOOL_NAME
+from ..tools.pack import ToolPack
+from .sources import ToolSources
 
-__all__ = ["ToolSources", "category_from_config", "config_secrets", "resolve_tools"]
+__all__ = ["ConfigAssembly", "category_from_config", "category_table", "config_secrets"]
 
-# Its messages are about the router's categories: they keep the router's logger.
 logger = logging.getLogger("meta_tools.meta")
 
+Categories = dict[str, CategoryManager]
+"""A router's categories by function name (slug)."""
 
-def resolve_tools(
-    config: MetaToolsConfig,
-    available: Mapping[str, BaseTool],
-    *,
-    placeholder: Callable[[str], BaseTool | None] | None = None,
-    strict: bool = True,
-) -> tuple[dict[str, list[BaseTool]], list[str]]:
-    """Map each category's tool names and globs to tools.
 
-    Returns the tools per category and warnings (tools listed in no category).
-    `placeholder(name)` may stand in for a listed name that is not available
-    yet (an MCP server not listed so far); while it is given, a glob that
-    matches nothing is not a problem. With `strict=False` problems become
-    warnings and the names are left out.
+def category_table(managers: Iterable[CategoryManager]) -> Categories:
+    """The categories by slug.
 
     Raises:
-        ConfigError: (strict) a listed name or glob that no source provides, with close names.
+        ConfigError: two categories have the same function name.
     """
-    problems: list[str] = []
-    standing_in: dict[str, BaseTool] = {}
-    chosen: dict[str, list[BaseTool]] = {}
-    used: set[str] = set()
-    for category, spec in config.categories.items():
-        names: list[str] = []
-        for index, pattern in enumerate(spec.tools):
-            where = f'$."{category}".tools[{index}]'
-            if any(ch in pattern for ch in "*?["):
-                matched = [n for n in available if fnmatch.fnmatchcase(n, pattern)]
-                if not matched and placeholder is None:
-                    problems.append(f"{where}: pattern {pattern!r} matches no tool")
-                names.extend(n for n in matched if n not in names)
-            elif pattern in available or pattern in standing_in:
-                if pattern not in names:
-                    names.append(pattern)
-            elif placeholder is not None and (stand_in := placeholder(pattern)) is not None:
-                standing_in[pattern] = stand_in
-                names.append(pattern)
-            else:
-                close = difflib.get_close_matches(pattern, list(available), n=3, cutoff=0.6)
-                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-                problems.append(
-                    f"{where}: tool {pattern!r} is listed but no source provides it{hint}"
-                )
-        for index, pinned in enumerate(spec.pinned):
-            if pinned not in names:
-                problems.append(
-                    f'$."{category}".pinned[{index}]: {pinned!r} is not one of this category\'s tools'
-                )
-        chosen[category] = [available[n] if n in available else standing_in[n] for n in names]
-        used.update(names)
-    if problems and strict:
-        raise ConfigError(config.source, problems)
-    warnings = [
-        f"tool {name!r} is provided but listed in no category"
-        for name in available
-        if name not in used
-    ]
-    return chosen, problems + warnings
+    table: Categories = {}
+    for manager in managers:
+        if manager.slug in table:
+            raise ConfigError(
+                "categories",
+                [
+                    f"categories {table[manager.slug].name!r} and {manager.name!r}"
+                    f" have the same name {manager.slug!r}"
+                ],
+            )
+        table[manager.slug] = manager
+    return table
 
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:
@@ -144,189 +104,206 @@ def category_from_config(
     )
 
 
-class ToolSources:
-    """The tools a router's categories draw from, and the caches around them.
+class ConfigAssembly(AsyncCloseable):
+    """A config's categories, and what a router built from it owns: sources, model, redactor.
 
-    Args:
-        tools: Python tools and enabled built-ins (unique names).
-        servers: MCP servers (unique names); entered on `stack` by `open`.
-        stack: the router's exit stack; every cache is closed on it.
+    Build one with `ConfigAssembly.load`; `MetaManager.from_config` does, and
+    delegates its lifecycle and reloads to it.
+
+    Attributes:
+        config: the config now applied.
+        warnings: the problems that did not stop the last build (tools in no category, ...).
+        redactor: the secrets of `config`, masked in logs and in texts shown to clients.
     """
 
     def __init__(
         self,
-        tools: Iterable[BaseTool] = (),
-        servers: Iterable[McpToolSource] = (),
+        config: MetaToolsConfig,
+        sources: ToolSources,
+        model: ChatModel,
         *,
         stack: AsyncExitStack,
+        owned: OwnedModels,
     ) -> None:
-        self.tools = list(tools)
-        self.servers = list(servers)
+        self.config = config
+        self.warnings: list[str] = []
+        self.redactor = Redactor()
+        self.sources = sources
+        self._model = model  # the model of the categories now built
+        self._owned = owned  # `_model` when built from the config, and those it replaced
         self._stack = stack
-        self._caches: dict[tuple[str, CacheConfig], ResultCache] = {}
+        self._categories: Callable[[], Sequence[CategoryManager]] = list
+        self._closed = False
 
     @classmethod
-    def from_config(
+    def load(
         cls,
-        config: MetaToolsConfig,
+        config: MetaToolsConfig | str | os.PathLike[str],
         *,
-        tools: Iterable[BaseTool | Callable[..., Any]],
-        servers: Iterable[McpToolSource],
-        stack: AsyncExitStack,
-    ) -> ToolSources:
-        """The config's MCP servers and built-ins, plus the tools and servers given in code.
+        tools: Iterable[BaseTool | Callable[..., Any]] = (),
+        model: ChatModel | None = None,
+        sources: Iterable[McpToolSource] = (),
+    ) -> tuple[ConfigAssembly, Categories]:
+        """The assembly of `config` and its first categories.
 
         Raises:
-            ConfigError: two MCP servers, or two Python tools, share a name.
-            ToolDefinitionError: a function cannot become a tool.
+            ConfigError: every problem of the file, its templates and its tool lists.
         """
-        mcp = [
-            McpToolSource.from_config(name, spec, base_dir=config.base_dir)
-            for name, spec in config.mcp_servers.items()
-        ] + list(servers)
-        python = [as_tool(t) for t in tools] + builtin_tools(config)
-        problems = [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
-        problems += [
-            f"two tools are named {n!r}; rename one" for n in _twice(t.name for t in python)
+        loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
+        prompts = PromptSet.load(loaded.prompts_path())
+        stack = AsyncExitStack()
+        owned = OwnedModels()
+        stack.push_async_callback(owned.aclose)  # first in: closed last
+        tool_sources = ToolSources.from_config(loaded, tools=tools, servers=sources, stack=stack)
+        if model is None:
+            model = owned.current = model_from_config(loaded.model)
+        assembly = cls(loaded, tool_sources, model, stack=stack, owned=owned)
+        return assembly, assembly._build(loaded, model, prompts)
+
+    def _build(self, config: MetaToolsConfig, model: ChatModel, prompts: PromptSet) -> Categories:
+        """The categories of `config`; nothing of this assembly changes if it raises."""
+        chosen, warnings = self.sources.resolve(config)
+        redactor = Redactor(config_secrets(config))
+        table = category_table(
+            category_from_config(
+                name,
+                config,
+                chosen[name],
+                model,
+                prompts=prompts,
+                redactor=redactor,
+                cache=(
+                    None
+                    if spec.cache is None
+                    else self.sources.cache(spec.cache, f"category:{name}")
+                ),
+            )
+            for name, spec in config.categories.items()
+        )
+        self.redactor.detach()
+        self.redactor = redactor
+        redactor.attach()
+        self.warnings = warnings
+        self._model = model
+        return table
+
+    async def reload(
+        self, config: MetaToolsConfig, current: Iterable[CategoryManager]
+    ) -> Categories:
+        """The categories of `config`, built from the sources already open.
+
+        A category that keeps its name adopts the session memory of its `current` one.
+        A model built from the old `model` section is closed once no call uses it.
+
+        Raises:
+            ConfigError: every problem of `config`; nothing changes.
+            ModelError: the new `model` section names a key that is not set.
+        """
+        old = self.config
+        changed = [
+            f"$.{section}: changed; restart the service to apply it"
+            for section in ("mcp_servers", "builtins")
+            if getattr(config, section) != getattr(old, section)
         ]
-        if problems:
-            raise ConfigError(config.source, problems)
-        return cls(python, mcp, stack=stack)
+        if changed:
+            raise ConfigError(config.source, changed)
+        prompts = PromptSet.load(config.prompts_path())
+        model, built = self._model, None
+        # A model passed in code stays; one built from the config follows its `model` section.
+        if model is self._owned.current and config.model != old.model:
+            model = built = model_from_config(config.model)
+        try:
+            table = self._build(config, model, prompts)
+        except BaseException:
+            if built is not None:
+                await close_model(built)
+            raise
+        if built is not None:
+            await self._owned.replace(built)
+        previous = {m.name: m for m in current}
+        for manager in table.values():
+            if manager.name in previous:
+                manager.adopt_memory(previous[manager.name])
+        self.config = config
+        return table
 
-    def resolve(
-        self, config: MetaToolsConfig, *, strict: bool = True
-    ) -> tuple[dict[str, list[BaseTool]], list[str]]:
-        """Each category's tools from the sources as they are now, and the warnings.
+    # -- tool sources --------------------------------------------------------------------
+    async def open(self, categories: Callable[[], Sequence[CategoryManager]]) -> None:
+        """Open the MCP servers and give `categories()` their tools, now and on every change.
 
-        With `strict=False` every problem is a warning (and logged, for a name clash).
+        Raises:
+            ConfigError: two servers provide the same tool name, or a category lists a tool
+                that no server provides.
+        """
+        self._categories = categories
+        if not self.sources.servers:
+            return
+        await self.sources.open()
+        self.retool(strict=True)
+        for source in self.sources.servers:
+            source.subscribe(self._on_source_change)
+
+    def retool(self, *, strict: bool) -> None:
+        """Give every category the tools the config names, from the sources as they are now.
 
         Raises:
             ConfigError: (strict) a name clash, or a listed tool that no source provides.
         """
-        available = {t.name: self._with_server_cache(config, t) for t in self.tools}
-        clashes = self._add_server_tools(config, available)
-        if clashes and strict:
-            raise ConfigError(config.source, clashes)
-        for problem in clashes:
-            logger.warning("%s", problem)
-        chosen, warnings = resolve_tools(
-            config, available, placeholder=self._placeholder(), strict=strict
-        )
-        return chosen, clashes + warnings
+        chosen, warnings = self.sources.resolve(self.config, strict=strict)
+        for manager in self._categories():
+            # A category whose tools are the same objects keeps its pack and shortlist index.
+            if manager.name in chosen and not _same_tools(
+                manager.tools.list_tools(), chosen[manager.name]
+            ):
+                try:
+                    manager.set_tools(ToolPack(chosen[manager.name], name=manager.name))
+                except ConfigError:
+                    if strict:
+                        raise
+                    logger.warning("category %r keeps its tools", manager.name, exc_info=True)
+        # A server's error may quote its stderr, which may quote a secret it was given.
+        failed = self.sources.failures()
+        self.warnings = [self.redactor.text(w) for w in warnings + failed]
 
-    def cache(self, config: CacheConfig, scope: str) -> ResultCache:
-        """One cache per (scope, settings), kept across reloads and closed with the stack."""
-        key = (scope, config)
-        found = self._caches.get(key)
-        if found is None:
-            found = self._caches[key] = cache_from_config(config, scope=scope)
-            self._stack.push_async_callback(found.aclose)
-        return found
+    def _on_source_change(self, source: McpToolSource) -> None:
+        if not self._closed:
+            logger.info("MCP server %r lists %d tools", source.name, len(source.tools()))
+            self.retool(strict=False)
 
-    def failures(self) -> list[str]:
-        """One line per MCP server whose last connection attempt failed."""
-        return [
-            f"MCP server {s.name!r} {s.last_error}" for s in self.servers if s.status == "failed"
-        ]
+    # -- calls ---------------------------------------------------------------------------
+    @asynccontextmanager
+    async def call(self, manager: CategoryManager) -> AsyncIterator[CategoryResult | None]:
+        """Hold `manager`'s model open for one call; yields a failed result if no tool can run.
 
-    # -- MCP servers' lifecycle -------------------------------------------------------------
-    async def open(self) -> None:
-        """Enter every MCP server on the stack; connect those with `connect: "start"` at once."""
-        for server in self.servers:
-            await self._stack.enter_async_context(server)
-        async with anyio.create_task_group() as group:
-            for server in self.servers:
-                if server.connect_mode == "start":
-                    group.start_soon(self._connect_quietly, server)
-
-    def begin_close(self) -> None:
-        """Let every MCP server start winding down, so that they all end at once."""
-        for server in self.servers:
-            server.begin_close()
-
-    async def connect_waiting(self, category: CategoryManager) -> list[str] | None:
-        """Connect the MCP servers the category's tools wait for (first use, or failed earlier).
-
-        Returns why not, one line per server, when none of its tools can run even now.
+        MCP servers the category waits for (first use, or failed and out of backoff)
+        are connected first.
         """
-        waiting: dict[str, McpToolSource] = {}
-        for found in category.tools.list_tools():
-            inner = getattr(found, "inner", found)  # a `CachedTool` wraps the stand-in
-            if isinstance(inner, PendingTool):
-                waiting.update((s.name, s) for s in inner.sources if isinstance(s, McpToolSource))
-        if not waiting:
-            return None
-        async with anyio.create_task_group() as group:
-            for server in waiting.values():
-                group.start_soon(self._connect_quietly, server)
-        # Read again: a server that connected gave the category its real tools.
-        tools = [getattr(t, "inner", t) for t in category.tools.list_tools()]
-        if not tools or not all(isinstance(t, PendingTool) for t in tools):
-            return None
-        return [
-            f"MCP server {s.name!r} is unavailable: {s.last_error or 'not connected'}"
-            for s in waiting.values()
-        ]
+        # Counted before any await, so that a reload in between cannot close the model.
+        async with self._owned.using(manager.model):
+            reasons = await self.sources.connect_waiting(manager) if self.sources.servers else None
+            if reasons is None:
+                yield None
+            else:
+                summary = f"No tool of this category can run now. {' '.join(reasons)}"
+                yield CategoryResult(
+                    category=manager.name, status="failed", summary=self.redactor.text(summary)
+                )
 
-    @staticmethod
-    async def _connect_quietly(server: McpToolSource) -> None:
-        """Connect; a failure is logged (the server's tools will say why, and retry)."""
-        try:
-            await server.connect()
-        except ToolUnavailableError as exc:
-            logger.warning("%s", exc)
-
-    # -- resolution -------------------------------------------------------------------------
-    def _add_server_tools(
-        self, config: MetaToolsConfig, available: dict[str, BaseTool]
-    ) -> list[str]:
-        """Add every MCP server's current tools; a name already taken is a problem (use `prefix`)."""
-        problems: list[str] = []
-        owners = {name: "a Python tool" for name in available}
-        for server in self.servers:
-            for found in server.tools():
-                if found.name in available:
-                    prefix = slugify(server.name)[:32]
-                    problems.append(
-                        f"{json_path(('mcp_servers', server.name))}: tool {found.name!r} is also"
-                        f' provided by {owners[found.name]}; set "prefix" on one of the servers'
-                        f' (e.g. "prefix": "{prefix}" names its tools {prefix}_<tool>)'
-                    )
-                    continue
-                available[found.name] = self._with_server_cache(config, found)
-                owners[found.name] = f"MCP server {server.name!r}"
-        return problems
-
-    def _placeholder(self) -> Callable[[str], BaseTool | None] | None:
-        """Stand-ins for names that MCP servers not listed yet may provide (down, or first use)."""
-        pending = [server for server in self.servers if not server.listed]
-        if not pending:
-            return None
-
-        def stand_in(name: str) -> BaseTool | None:
-            candidates = [s for s in pending if s.may_provide(name)]
-            if not candidates or not TOOL_NAME.match(name):
-                return None
-            failed = any(s.status == "failed" for s in candidates)
-            reason = "it failed to start" if failed else "it connects on first use"
-            return PendingTool(name, candidates, reason)
-
-        return stand_in
-
-    def _with_server_cache(self, config: MetaToolsConfig, tool: BaseTool) -> BaseTool:
-        """Wrap a tool of an MCP server whose config has `cache` (category caches wrap the rest)."""
-        if not isinstance(tool, McpServerTool):
-            return tool
-        server = config.mcp_servers.get(tool.source.name)
-        if server is None or server.cache is None:
-            return tool
-        return CachedTool(tool, self.cache(server.cache, f"server:{tool.source.name}"))
+    async def aclose(self) -> None:
+        """Close every tool source (ending MCP subprocesses) and the models built here."""
+        if not self._closed:
+            self._closed = True
+            self.redactor.detach()
+            self.sources.begin_close()  # all wind down at once; each is then left in order
+            await self._stack.aclose()
 
 
-def _twice(names: Iterable[str]) -> list[str]:
-    """The names that occur more than once, sorted."""
-    seen: set[str] = set()
-    repeated: set[str] = set()
-    for name in names:
-        (repeated if name in seen else seen).add(name)
-    return sorted(repeated)
+def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
+    """Whether `new` are the very tools of `current`, looking through the caches around them.
+
+    A cache wrapper is made afresh on every resolution, the tool inside it is not;
+    a server that listed again gives new tool objects, and so does a stand-in.
+    """
+    return len(current) == len(new) and all(
+        unwrap(a) is unwrap(b) for a, b in zip(current, new, strict=True)
+    )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import Tool as McpTool
@@ -15,24 +14,19 @@ from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
-from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
 from ..config import MetaToolsConfig
-from ..exceptions import CategoryNotFoundError, ClosedError, ConfigError, ToolArgumentsError
+from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
-from ..llm.factory import model_from_config
-from ..llm.owned import OwnedModels, close_model
 from ..tools.base import BaseTool
 from ..tools.mcp.source import McpToolSource
-from ..tools.pack import ToolPack
 from ..tracing import Tracer, fan_out
-from .assembly import ToolSources, category_from_config, config_secrets, resolve_tools
+from .assembly import ConfigAssembly, category_table
 
-__all__ = ["CATEGORY_SENTENCE", "MetaManager", "category_parameters", "resolve_tools"]
+__all__ = ["CATEGORY_SENTENCE", "CategoryCall", "MetaManager", "category_parameters"]
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
-
-logger = logging.getLogger("meta_tools.meta")
+_PARAMETERS = ("objective", "exact_input")
 
 
 def category_parameters() -> dict[str, Any]:
@@ -46,47 +40,37 @@ def category_parameters() -> dict[str, Any]:
                 "description": "The complete, exact input to work on.",
             },
         },
-        "required": ["objective", "exact_input"],
+        "required": list(_PARAMETERS),
     }
 
 
-class MetaManager(AsyncCloseable):
-    """Routes category-tool calls to their CategoryManagers; owns tool sources' lifecycles.
+@dataclass(frozen=True, slots=True)
+class CategoryCall:
+    """A category-tool call whose name and arguments were checked (`MetaManager.check_call`)."""
 
-    Use `MetaManager([...managers])`, or `MetaManager.from_config(path, tools=..., model=...)`
-    as an async context manager (it opens MCP sessions on entry and closes them on exit).
+    category: CategoryManager
+    objective: str
+    exact_input: str
+
+
+class MetaManager(AsyncCloseable):
+    """Routes category-tool calls to their CategoryManagers.
+
+    `MetaManager([...managers])` routes over categories built in code.
+    `MetaManager.from_config(path, tools=..., model=...)` also owns what the
+    config brings (MCP sessions, the model it built, secrets to redact):
+    use it as an async context manager, which opens and closes them.
     """
 
     def __init__(
-        self, managers: Iterable[CategoryManager], *, config: MetaToolsConfig | None = None
+        self, managers: Iterable[CategoryManager] = (), *, assembly: ConfigAssembly | None = None
     ) -> None:
-        self.config = config
-        self.warnings: list[str] = []
         self.tracer: Tracer | None = None
-        self.redactor = Redactor()
+        self._managers = category_table(managers)
+        self._assembly = assembly
         self._change_listeners: list[Callable[[], Awaitable[None]]] = []
-        self._managers: dict[str, CategoryManager] = {}
-        self._stack = AsyncExitStack()
-        self._tool_sources = ToolSources(stack=self._stack)
-        self._model: ChatModel | None = None  # the model of the categories built from config
-        self._owned = OwnedModels()  # `_model` when we built it, and those it replaced
-        self._stack.push_async_callback(self._owned.aclose)  # first in: closed last
         self._closed = False
         self._started = False
-        self._install(managers)
-
-    def _install(self, managers: Iterable[CategoryManager]) -> None:
-        table: dict[str, CategoryManager] = {}
-        for manager in managers:
-            if manager.slug in table:
-                raise ConfigError(
-                    "categories",
-                    [
-                        f"categories {table[manager.slug].name!r} and {manager.name!r} have the same name {manager.slug!r}"
-                    ],
-                )
-            table[manager.slug] = manager
-        self._managers = table
 
     @classmethod
     def from_config(
@@ -107,72 +91,31 @@ class MetaManager(AsyncCloseable):
         Raises:
             ConfigError: every problem of the file, its templates and its tool lists.
         """
-        loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
-        prompts = PromptSet.load(loaded.prompts_path())
-        meta = cls([], config=loaded)
-        meta._tool_sources = ToolSources.from_config(
-            loaded, tools=tools, servers=sources, stack=meta._stack
+        assembly, categories = ConfigAssembly.load(
+            config, tools=tools, model=model, sources=sources
         )
-        if model is None:
-            model = meta._owned.current = model_from_config(loaded.model)
-        meta._build(loaded, model, prompts)
-        return meta
+        return cls(categories.values(), assembly=assembly)
 
-    def _build(self, config: MetaToolsConfig, model: ChatModel, prompts: PromptSet) -> None:
-        """Build and install the categories of `config`; the old ones stay if it raises."""
-        chosen, warnings = self._tool_sources.resolve(config)
-        redactor = Redactor(config_secrets(config))
-        self._install(
-            category_from_config(
-                name,
-                config,
-                chosen[name],
-                model,
-                prompts=prompts,
-                redactor=redactor,
-                cache=(
-                    None
-                    if spec.cache is None
-                    else self._tool_sources.cache(spec.cache, f"category:{name}")
-                ),
-            )
-            for name, spec in config.categories.items()
-        )
-        self.redactor.detach()
-        self.redactor = redactor
-        redactor.attach()
-        self.warnings = warnings
-        self._model = model
+    # -- what a router built from a config owns -----------------------------------------
+    @property
+    def config(self) -> MetaToolsConfig | None:
+        """The config now applied (None for categories built in code)."""
+        return self._assembly.config if self._assembly is not None else None
 
-    def _retool(self, *, strict: bool) -> None:
-        """Give every category the tools its config names, from the sources as they are now.
+    @property
+    def warnings(self) -> list[str]:
+        """Problems of the config that did not stop it (tools in no category, servers down)."""
+        return self._assembly.warnings if self._assembly is not None else []
 
-        Raises:
-            ConfigError: (strict) a name clash, or a listed tool that no source provides.
-        """
-        config = self.config
-        if config is None:
-            return
-        chosen, warnings = self._tool_sources.resolve(config, strict=strict)
-        for manager in self._managers.values():
-            # A category whose tools are the same objects keeps its pack and shortlist index.
-            if manager.name in chosen and not _same_tools(
-                manager.tools.list_tools(), chosen[manager.name]
-            ):
-                try:
-                    manager.set_tools(ToolPack(chosen[manager.name], name=manager.name))
-                except ConfigError:
-                    if strict:
-                        raise
-                    logger.warning("category %r keeps its tools", manager.name, exc_info=True)
-        # A server's error may quote its stderr, which may quote a secret it was given.
-        failed = self._tool_sources.failures()
-        self.warnings = [self.redactor.text(w) for w in warnings + failed]
+    @property
+    def redactor(self) -> Redactor:
+        """The config's secrets, masked in logs and in texts shown to clients."""
+        return self._assembly.redactor if self._assembly is not None else Redactor()
 
-    def _on_source_change(self, source: McpToolSource) -> None:
-        if not self._closed:
-            logger.info("MCP server %r lists %d tools", source.name, len(source.tools()))
-            self._retool(strict=False)
+    @property
+    def sources(self) -> list[McpToolSource]:
+        """The MCP servers this router uses (their status, tools and last error)."""
+        return list(self._assembly.sources.servers) if self._assembly is not None else []
 
     def on_categories_changed(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
         """Await `listener()` after every reload that swapped the categories; returns an unsubscribe."""
@@ -187,7 +130,6 @@ class MetaManager(AsyncCloseable):
         The swap is one assignment: calls already running finish with the old
         CategoryManagers, new calls get the new ones. A category that keeps its
         name keeps its session memory. Tools come from the sources already open.
-        A model built from the old `model` section is closed once no call uses it.
 
         Raises:
             ConfigError: every problem of `config`; the running categories stay as they were.
@@ -195,36 +137,9 @@ class MetaManager(AsyncCloseable):
         """
         if self._closed:
             raise ClosedError("this MetaManager is closed")
-        current = self.config
-        if current is not None:
-            changed = [
-                f"$.{section}: changed; restart the service to apply it"
-                for section in ("mcp_servers", "builtins")
-                if getattr(config, section) != getattr(current, section)
-            ]
-            if changed:
-                raise ConfigError(config.source, changed)
-        prompts = PromptSet.load(config.prompts_path())
-        model, built = self._model, None
-        # A model passed in code stays; one built from the config follows its `model` section.
-        if model is None or (
-            model is self._owned.current and (current is None or config.model != current.model)
-        ):
-            model = built = model_from_config(config.model)
-        previous = {m.name: m for m in self._managers.values()}
-        try:
-            self._build(config, model, prompts)
-        except BaseException:
-            if built is not None:
-                await close_model(built)
-            raise
-        if built is not None:
-            await self._owned.replace(built)
-        for manager in self._managers.values():
-            old = previous.get(manager.name)
-            if old is not None:
-                manager.adopt_memory(old)
-        self.config = config
+        if self._assembly is None:
+            raise ClosedError("this MetaManager was built from categories, not from a config")
+        self._managers = await self._assembly.reload(config, self.categories)
         for listener in list(self._change_listeners):
             await listener()
         return self.warnings
@@ -246,13 +161,10 @@ class MetaManager(AsyncCloseable):
         if self._started:
             return
         self._started = True
-        if not self._tool_sources.servers:
+        if self._assembly is None:
             return
         try:
-            await self._tool_sources.open()
-            self._retool(strict=True)
-            for source in self._tool_sources.servers:
-                source.subscribe(self._on_source_change)
+            await self._assembly.open(lambda: self.categories)
         except BaseException:
             await self.aclose()
             raise
@@ -261,14 +173,8 @@ class MetaManager(AsyncCloseable):
         """Close every tool source (ending MCP subprocesses); closing twice is harmless."""
         if not self._closed:
             self._closed = True
-            self.redactor.detach()
-            self._tool_sources.begin_close()  # all wind down at once; each is then left in order
-            await self._stack.aclose()
-
-    @property
-    def sources(self) -> list[McpToolSource]:
-        """The MCP servers this router uses (their status, tools and last error)."""
-        return list(self._tool_sources.servers)
+            if self._assembly is not None:
+                await self._assembly.aclose()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -320,8 +226,8 @@ class MetaManager(AsyncCloseable):
             for m in self._managers.values()
         ]
 
-    def check_call(self, name: str, arguments: Mapping[str, Any]) -> CategoryManager:
-        """The category a call goes to, once its arguments are checked.
+    def check_call(self, name: str, arguments: Mapping[str, Any]) -> CategoryCall:
+        """The category a call goes to, with its arguments checked.
 
         Raises:
             CategoryNotFoundError: `name` is no category (the message lists them).
@@ -330,16 +236,17 @@ class MetaManager(AsyncCloseable):
         manager = self.get_category(name)
         problems = [
             f"{key!r} is required and must be a string"
-            for key in ("objective", "exact_input")
+            for key in _PARAMETERS
             if not isinstance(arguments.get(key), str)
         ]
-        extra = sorted(set(arguments) - {"objective", "exact_input"})
+        allowed = ", ".join(_PARAMETERS)
         problems += [
-            f"{key!r} is not a parameter (allowed: objective, exact_input)" for key in extra
+            f"{key!r} is not a parameter (allowed: {allowed})"
+            for key in sorted(set(arguments) - set(_PARAMETERS))
         ]
         if problems:
             raise ToolArgumentsError(manager.slug, problems)
-        return manager
+        return CategoryCall(manager, arguments["objective"], arguments["exact_input"])
 
     async def call_tool(
         self,
@@ -356,51 +263,50 @@ class MetaManager(AsyncCloseable):
             CategoryNotFoundError: `name` is no category (the message lists them).
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
+        return await self.run(
+            self.check_call(name, arguments), session=session, on_event=on_event, call_id=call_id
+        )
+
+    async def run(
+        self,
+        call: CategoryCall,
+        *,
+        session: str | None = None,
+        on_event: EventSink | None = None,
+        call_id: str | None = None,
+    ) -> CategoryResult:
+        """Run a call that `check_call` checked (so that a server checks its arguments once)."""
         if self._closed:
             raise ClosedError("this MetaManager is closed")
-        manager = self.check_call(name, arguments)
-        objective, exact_input = arguments["objective"], arguments["exact_input"]
-        # Counted before any await, so that a reload in between cannot close the model.
-        async with self._owned.using(manager.model):
-            if self._tool_sources.servers:
-                unavailable = await self._prepare(manager)
-                if unavailable is not None:
-                    return unavailable
-            if self.tracer is None:
-                return await manager.run(objective, exact_input, session=session, on_event=on_event)
-            async with self.tracer.main_call(manager.slug, call_id=call_id) as traced:
-                return await manager.run(
-                    objective, exact_input, session=session, on_event=fan_out(traced, on_event)
-                )
-
-    async def _prepare(self, manager: CategoryManager) -> CategoryResult | None:
-        """Connect the MCP servers this category waits for; a failed result if none can run.
-
-        A server waits when it connects on first use, or failed and its backoff is over.
-        """
-        if not self._started:
+        manager = call.category
+        if self._assembly is None:
+            return await self._run(call, session, on_event, call_id)
+        if self._assembly.sources.servers and not self._started:
             raise ClosedError(
                 "this MetaManager uses MCP servers: enter it first"
                 " (`async with MetaManager.from_config(...) as meta:` or `await meta.start()`)"
             )
-        reasons = await self._tool_sources.connect_waiting(manager)
-        if reasons is None:
-            return None
-        return CategoryResult(
-            category=manager.name,
-            status="failed",
-            summary=self.redactor.text(
-                f"No tool of this category can run now. {' '.join(reasons)}"
-            ),
-        )
+        async with self._assembly.call(manager) as unavailable:
+            if unavailable is not None:
+                return unavailable
+            return await self._run(call, session, on_event, call_id)
 
-
-def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
-    """Whether `new` are the very tools of `current`, looking through the caches around them.
-
-    A cache wrapper is made afresh on every resolution, the tool inside it is not;
-    a server that listed again gives new tool objects, and so does a stand-in.
-    """
-    return len(current) == len(new) and all(
-        getattr(a, "inner", a) is getattr(b, "inner", b) for a, b in zip(current, new, strict=True)
-    )
+    async def _run(
+        self,
+        call: CategoryCall,
+        session: str | None,
+        on_event: EventSink | None,
+        call_id: str | None,
+    ) -> CategoryResult:
+        manager = call.category
+        if self.tracer is None:
+            return await manager.run(
+                call.objective, call.exact_input, session=session, on_event=on_event
+            )
+        async with self.tracer.main_call(manager.slug, call_id=call_id) as traced:
+            return await manager.run(
+                call.objective,
+                call.exact_input,
+                session=session,
+                on_event=fan_out(traced, on_event),
+            )

@@ -16,9 +16,7 @@ For the CLI (`meta_tools/cli/`), the one entry point is:
 
 `serve` enters the router (`async with`), serves until stdin closes (stdio) or
 it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
-`model.provider` is `"sampling"` is built with `SamplingChatModel()`; a
-router built by the caller for such a config needs `model=SamplingChatModel()`
-(`meta_tools.llm.sampling`).
+`model.provider` is `"sampling"` gets a `SamplingChatModel` (the host's model).
 
 Each category tool returns its `CategoryResult` as JSON text and as structured
 content; status `failed` sets `isError`. Every step is reported as MCP
@@ -174,21 +172,19 @@ class _Handlers:
         self._track(ctx)
         arguments = dict(params.arguments or {})
         try:
-            manager = self.meta.check_call(params.name, arguments)
+            checked = self.meta.check_call(params.name, arguments)
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
         session = self.session_key(ctx, params)
 
         async def call(progress: Progress) -> mcp_types.CallToolResult:
             try:
-                result = await self.meta.call_tool(
-                    params.name, arguments, session=session, on_event=progress
-                )
-            except (CategoryNotFoundError, ToolArgumentsError, ClosedError) as exc:
+                result = await self.meta.run(checked, session=session, on_event=progress)
+            except ClosedError as exc:
                 return error_result(str(exc))
             return _to_result(result)
 
-        if not isinstance(manager.model, SamplingChatModel):
+        if not isinstance(checked.category.model, SamplingChatModel):
             return await call(Progress(ctx))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
@@ -320,9 +316,7 @@ def http_app(
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
     if isinstance(router, MetaManager):
         return router
-    config = router if isinstance(router, MetaToolsConfig) else MetaToolsConfig.load(router)
-    model = SamplingChatModel() if config.model.provider == "sampling" else None
-    return MetaManager.from_config(config, model=model)
+    return MetaManager.from_config(router)
 
 
 async def serve(

@@ -44,6 +44,7 @@ __all__ = [
     "cache_from_config",
     "canonical_arguments",
     "collect_cache_report",
+    "unwrap",
 ]
 
 logger = logging.getLogger("meta_tools.cache")
@@ -329,3 +330,8 @@ class CachedTool(BaseTool):
 
     def __repr__(self) -> str:
         return f"<CachedTool {self.inner!r}>"
+
+
+def unwrap(tool: BaseTool) -> BaseTool:
+    """The tool itself, under the cache wrapper if there is one."""
+    return tool.inner if isinstance(tool, CachedTool) else tool

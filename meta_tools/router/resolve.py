@@ -1,0 +1,73 @@
+"""How a config's tool lists (names and globs) map to the tools the sources provide."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable, Mapping
+
+from ..config import MetaToolsConfig
+from ..exceptions import ConfigError
+from ..tools.base import BaseTool
+
+__all__ = ["resolve_tools"]
+
+
+def resolve_tools(
+    config: MetaToolsConfig,
+    available: Mapping[str, BaseTool],
+    *,
+    placeholder: Callable[[str], BaseTool | None] | None = None,
+    strict: bool = True,
+) -> tuple[dict[str, list[BaseTool]], list[str]]:
+    """Map each category's tool names and globs to tools.
+
+    Returns the tools per category and warnings (tools listed in no category).
+    `placeholder(name)` may stand in for a listed name that is not available
+    yet (an MCP server not listed so far); while it is given, a glob that
+    matches nothing is not a problem. With `strict=False` problems become
+    warnings and the names are left out.
+
+    Raises:
+        ConfigError: (strict) a listed name or glob that no source provides, with close names.
+    """
+    problems: list[str] = []
+    standing_in: dict[str, BaseTool] = {}
+    chosen: dict[str, list[BaseTool]] = {}
+    used: set[str] = set()
+    for category, spec in config.categories.items():
+        names: list[str] = []
+        for index, pattern in enumerate(spec.tools):
+            where = f'$."{category}".tools[{index}]'
+            if any(ch in pattern for ch in "*?["):
+                matched = [n for n in available if fnmatch.fnmatchcase(n, pattern)]
+                if not matched and placeholder is None:
+                    problems.append(f"{where}: pattern {pattern!r} matches no tool")
+                names.extend(n for n in matched if n not in names)
+            elif pattern in available or pattern in standing_in:
+                if pattern not in names:
+                    names.append(pattern)
+            elif placeholder is not None and (stand_in := placeholder(pattern)) is not None:
+                standing_in[pattern] = stand_in
+                names.append(pattern)
+            else:
+                close = difflib.get_close_matches(pattern, list(available), n=3, cutoff=0.6)
+                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                problems.append(
+                    f"{where}: tool {pattern!r} is listed but no source provides it{hint}"
+                )
+        for index, pinned in enumerate(spec.pinned):
+            if pinned not in names:
+                problems.append(
+                    f'$."{category}".pinned[{index}]: {pinned!r} is not one of this category\'s tools'
+                )
+        chosen[category] = [available[n] if n in available else standing_in[n] for n in names]
+        used.update(names)
+    if problems and strict:
+        raise ConfigError(config.source, problems)
+    warnings = [
+        f"tool {name!r} is provided but listed in no category"
+        for name in available
+        if name not in used
+    ]
+    return chosen, problems + warnings

@@ -1,0 +1,221 @@
+"""`ToolSources`: the Python tools and MCP servers a router's categories draw from.
+
+It owns the MCP servers' lifecycle and the result caches wrapped around their
+tools, and resolves a config's names and globs against what the sources
+provide *now* (a server that was not listed yet is stood in for by a
+`PendingTool`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+
+from ..category.manager import CategoryManager, slugify
+from ..config import CacheConfig, MetaToolsConfig, json_path
+from ..exceptions import ConfigError, ToolUnavailableError
+from ..tools.base import BaseTool
+from ..tools.builtins import builtin_tools
+from ..tools.cache import CachedTool, ResultCache, cache_from_config, unwrap
+from ..tools.mcp.source import McpToolSource
+from ..tools.mcp.tool import McpServerTool, PendingTool
+from ..tools.pack import as_tool
+from ..tools.schema import TOOL_NAME
+from .resolve import resolve_tools
+
+__all__ = ["ToolSources"]
+
+# Its messages are about the router's categories: they keep the router's logger.
+logger = logging.getLogger("meta_tools.meta")
+
+
+class ToolSources:
+    """The tools a router's categories draw from, and the caches around them.
+
+    Args:
+        tools: Python tools and enabled built-ins (unique names).
+        servers: MCP servers (unique names); entered on `stack` by `open`.
+        stack: the router's exit stack; every cache is closed on it.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[BaseTool] = (),
+        servers: Iterable[McpToolSource] = (),
+        *,
+        stack: AsyncExitStack,
+    ) -> None:
+        self.tools = list(tools)
+        self.servers = list(servers)
+        self._stack = stack
+        self._caches: dict[tuple[str, CacheConfig], ResultCache] = {}
+
+    @classmethod
+    def from_config(
+        cls,
+        config: MetaToolsConfig,
+        *,
+        tools: Iterable[BaseTool | Callable[..., Any]],
+        servers: Iterable[McpToolSource],
+        stack: AsyncExitStack,
+    ) -> ToolSources:
+        """The config's MCP servers and built-ins, plus the tools and servers given in code.
+
+        Raises:
+            ConfigError: two MCP servers, or two Python tools, share a name.
+            ToolDefinitionError: a function cannot become a tool.
+        """
+        mcp = [
+            McpToolSource.from_config(name, spec, base_dir=config.base_dir)
+            for name, spec in config.mcp_servers.items()
+        ] + list(servers)
+        python = [as_tool(t) for t in tools] + builtin_tools(config)
+        problems = [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
+        problems += [
+            f"two tools are named {n!r}; rename one" for n in _twice(t.name for t in python)
+        ]
+        if problems:
+            raise ConfigError(config.source, problems)
+        return cls(python, mcp, stack=stack)
+
+    def resolve(
+        self, config: MetaToolsConfig, *, strict: bool = True
+    ) -> tuple[dict[str, list[BaseTool]], list[str]]:
+        """Each category's tools from the sources as they are now, and the warnings.
+
+        With `strict=False` every problem is a warning (and logged, for a name clash).
+
+        Raises:
+            ConfigError: (strict) a name clash, or a listed tool that no source provides.
+        """
+        available = {t.name: self._with_server_cache(config, t) for t in self.tools}
+        clashes = self._add_server_tools(config, available)
+        if clashes and strict:
+            raise ConfigError(config.source, clashes)
+        for problem in clashes:
+            logger.warning("%s", problem)
+        chosen, warnings = resolve_tools(
+            config, available, placeholder=self._placeholder(), strict=strict
+        )
+        return chosen, clashes + warnings
+
+    def cache(self, config: CacheConfig, scope: str) -> ResultCache:
+        """One cache per (scope, settings), kept across reloads and closed with the stack."""
+        key = (scope, config)
+        found = self._caches.get(key)
+        if found is None:
+            found = self._caches[key] = cache_from_config(config, scope=scope)
+            self._stack.push_async_callback(found.aclose)
+        return found
+
+    def failures(self) -> list[str]:
+        """One line per MCP server whose last connection attempt failed."""
+        return [
+            f"MCP server {s.name!r} {s.last_error}" for s in self.servers if s.status == "failed"
+        ]
+
+    # -- MCP servers' lifecycle -------------------------------------------------------------
+    async def open(self) -> None:
+        """Enter every MCP server on the stack; connect those with `connect: "start"` at once."""
+        for server in self.servers:
+            await self._stack.enter_async_context(server)
+        async with anyio.create_task_group() as group:
+            for server in self.servers:
+                if server.connect_mode == "start":
+                    group.start_soon(self._connect_quietly, server)
+
+    def begin_close(self) -> None:
+        """Let every MCP server start winding down, so that they all end at once."""
+        for server in self.servers:
+            server.begin_close()
+
+    async def connect_waiting(self, category: CategoryManager) -> list[str] | None:
+        """Connect the MCP servers the category's tools wait for (first use, or failed earlier).
+
+        Returns why not, one line per server, when none of its tools can run even now.
+        """
+        waiting: dict[str, McpToolSource] = {}
+        for found in category.tools.list_tools():
+            inner = unwrap(found)  # a `CachedTool` may wrap the stand-in
+            if isinstance(inner, PendingTool):
+                waiting.update((s.name, s) for s in inner.sources if isinstance(s, McpToolSource))
+        if not waiting:
+            return None
+        async with anyio.create_task_group() as group:
+            for server in waiting.values():
+                group.start_soon(self._connect_quietly, server)
+        # Read again: a server that connected gave the category its real tools.
+        tools = [unwrap(t) for t in category.tools.list_tools()]
+        if not tools or not all(isinstance(t, PendingTool) for t in tools):
+            return None
+        return [
+            f"MCP server {s.name!r} is unavailable: {s.last_error or 'not connected'}"
+            for s in waiting.values()
+        ]
+
+    @staticmethod
+    async def _connect_quietly(server: McpToolSource) -> None:
+        """Connect; a failure is logged (the server's tools will say why, and retry)."""
+        try:
+            await server.connect()
+        except ToolUnavailableError as exc:
+            logger.warning("%s", exc)
+
+    # -- resolution -------------------------------------------------------------------------
+    def _add_server_tools(
+        self, config: MetaToolsConfig, available: dict[str, BaseTool]
+    ) -> list[str]:
+        """Add every MCP server's current tools; a name already taken is a problem (use `prefix`)."""
+        problems: list[str] = []
+        owners = {name: "a Python tool" for name in available}
+        for server in self.servers:
+            for found in server.tools():
+                if found.name in available:
+                    prefix = slugify(server.name)[:32]
+                    problems.append(
+                        f"{json_path(('mcp_servers', server.name))}: tool {found.name!r} is also"
+                        f' provided by {owners[found.name]}; set "prefix" on one of the servers'
+                        f' (e.g. "prefix": "{prefix}" names its tools {prefix}_<tool>)'
+                    )
+                    continue
+                available[found.name] = self._with_server_cache(config, found)
+                owners[found.name] = f"MCP server {server.name!r}"
+        return problems
+
+    def _placeholder(self) -> Callable[[str], BaseTool | None] | None:
+        """Stand-ins for names that MCP servers not listed yet may provide (down, or first use)."""
+        pending = [server for server in self.servers if not server.listed]
+        if not pending:
+            return None
+
+        def stand_in(name: str) -> BaseTool | None:
+            candidates = [s for s in pending if s.may_provide(name)]
+            if not candidates or not TOOL_NAME.match(name):
+                return None
+            failed = any(s.status == "failed" for s in candidates)
+            reason = "it failed to start" if failed else "it connects on first use"
+            return PendingTool(name, candidates, reason)
+
+        return stand_in
+
+    def _with_server_cache(self, config: MetaToolsConfig, tool: BaseTool) -> BaseTool:
+        """Wrap a tool of an MCP server whose config has `cache` (category caches wrap the rest)."""
+        if not isinstance(tool, McpServerTool):
+            return tool
+        server = config.mcp_servers.get(tool.source.name)
+        if server is None or server.cache is None:
+            return tool
+        return CachedTool(tool, self.cache(server.cache, f"server:{tool.source.name}"))
+
+
+def _twice(names: Iterable[str]) -> list[str]:
+    """The names that occur more than once, sorted."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for name in names:
+        (repeated if name in seen else seen).add(name)
+    return sorted(repeated)
