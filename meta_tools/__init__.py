@@ -1,43 +1,126 @@
 """meta-tools: a hierarchical tool router for LLM agents.
 
-The main agent sees a few category tools (`MetaManager`); each category
-(`CategoryManager`) picks, runs and checks concrete tools (`BaseTool`).
+The main agent sees a few category tools (`MetaManager`, level 3); each
+category (`CategoryManager`, level 2) picks, runs and checks concrete tools
+(`BaseTool`, level 1). Every type a user passes in or gets back is importable
+from here; the modules behind them may move.
 """
 
-from .category.manager import CategoryManager
-from .category.result import CategoryResult, Execution, RunUsage
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from .agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
+from .category import CategoryManager, CategoryResult, Execution, RunUsage
+from .category.events import (
+    Evaluated,
+    EventSink,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+    ToolsSelected,
+)
 from .config import MetaToolsConfig
 from .exceptions import (
     CategoryNotFoundError,
+    ClosedError,
     ConfigError,
     MetaToolsError,
     ModelError,
+    SamplingUnsupportedError,
+    ScriptExhaustedError,
     ToolArgumentsError,
     ToolDefinitionError,
     ToolError,
+    ToolExecutionError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    ToolUnavailableError,
 )
-from .router.manager import MetaManager
-from .tools import BaseTool, FunctionTool, ToolContext, ToolOutcome, ToolPack, ToolParameter, tool
+from .llm import AssistantTurn, ChatModel, ChatRequest, Message, ScriptedModel, ToolCall, Usage
+from .router import MetaManager
+from .router.manager import CategoryCall
+from .router.reload import ConfigReloader, ReloadOutcome
+from .tools import BaseTool, FunctionTool, ToolContext, ToolPack, ToolParameter, tool
+from .tools.mcp import McpServerTool, McpToolSource
+from .tracing import JsonlTrace, Tracer
+
+if TYPE_CHECKING:
+    from .llm.dashscope import DashScopeChatModel
+    from .llm.openai import OpenAIChatModel
+
+try:
+    __version__ = version("meta-tools")
+except PackageNotFoundError:  # imported from a checkout that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
+    "AgentStep",
+    "AssistantTurn",
     "BaseTool",
+    "CategoryCall",
+    "CategoryCalled",
     "CategoryManager",
     "CategoryNotFoundError",
     "CategoryResult",
+    "CategoryReturned",
+    "ChatModel",
+    "ChatRequest",
+    "ClosedError",
     "ConfigError",
+    "ConfigReloader",
+    "DashScopeChatModel",
+    "Evaluated",
+    "EventSink",
     "Execution",
     "FunctionTool",
+    "JsonlTrace",
+    "MainAgent",
+    "McpServerTool",
+    "McpToolSource",
+    "Message",
     "MetaManager",
     "MetaToolsConfig",
     "MetaToolsError",
     "ModelError",
+    "OpenAIChatModel",
+    "ReloadOutcome",
+    "RunEvent",
+    "RunFinished",
+    "RunStarted",
     "RunUsage",
+    "SamplingUnsupportedError",
+    "ScriptExhaustedError",
+    "ScriptedModel",
     "ToolArgumentsError",
+    "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
-    "ToolOutcome",
+    "ToolExecutionError",
+    "ToolFinished",
+    "ToolNotFoundError",
     "ToolPack",
     "ToolParameter",
+    "ToolTimeoutError",
+    "ToolUnavailableError",
+    "ToolsSelected",
+    "Tracer",
+    "Usage",
     "tool",
 ]
+
+# The SDK clients load openai / dashscope; they are imported on first use.
+_LAZY = {"DashScopeChatModel": ".llm.dashscope", "OpenAIChatModel": ".llm.openai"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -28,6 +28,7 @@ from ._redaction import Redactor
 from .exceptions import ConfigError
 
 __all__ = [
+    "DEFAULT_KEY_ENV",
     "SECTIONS",
     "BuiltinsConfig",
     "CacheConfig",
@@ -42,6 +43,8 @@ __all__ = [
     "json_path",
 ]
 
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
+"""Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
 SECTIONS = ("model", "mcp_servers", "builtins", "defaults", "prompts_dir")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -95,6 +98,11 @@ class ModelConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     backoff_s: float = Field(0.5, ge=0, le=30)
+
+    @property
+    def key_env(self) -> str | None:
+        """The environment variable holding the API key (None: the host's model needs none)."""
+        return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider)
 
 
 class _ServerBase(_Strict):

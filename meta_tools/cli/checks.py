@@ -19,8 +19,6 @@ from .tokens import TokenCounter, load_counter
 
 __all__ = ["ConfigReport", "NoModel", "check_config", "editor_schema", "measure"]
 
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
-
 
 class NoModel:
     """The model of commands that never run a category loop: no API key needed."""
@@ -56,7 +54,7 @@ async def check_config(
         PromptSet.load(config.prompts_path())
     except ConfigError as exc:
         report.problems.extend(exc.problems)
-    env_name = config.model.api_key_env or _KEY_ENV.get(config.model.provider)
+    env_name = config.model.key_env
     if env_name and not os.environ.get(env_name):
         report.warnings.append(
             f"$.model: the API key variable {env_name!r} is not set;"

@@ -17,6 +17,7 @@ from dashscope.v2 import errors as ds_errors
 from dashscope.v2.types.completions import ChatCompletion
 from dashscope.v2.types.messages import MessageInput
 
+from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
 from .base import (
     Failure,
@@ -88,7 +89,7 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        api_key_env: str = "DASHSCOPE_API_KEY",
+        api_key_env: str = DEFAULT_KEY_ENV["dashscope"],
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff_s: float = 0.5,

@@ -17,6 +17,7 @@ from openai.types.chat import (
     ChatCompletionToolUnionParam,
 )
 
+from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
 from .base import (
     Failure,
@@ -94,7 +95,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str = DEFAULT_KEY_ENV["openai"],
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff_s: float = 0.5,

@@ -30,7 +30,6 @@ from .types import AssistantTurn, ChatRequest, Message, ToolCall
 __all__ = [
     "SamplingChatModel",
     "SamplingHost",
-    "current_sampling_host",
     "host_supports_tool_sampling",
     "sampling_host",
     "to_sampling_params",
@@ -61,10 +60,6 @@ def sampling_host(host: SamplingHost) -> Iterator[None]:
         yield
     finally:
         _HOST.reset(token)
-
-
-def current_sampling_host() -> SamplingHost | None:
-    return _HOST.get()
 
 
 def host_supports_tool_sampling(capabilities: mcp_types.ClientCapabilities | None) -> bool:

@@ -21,7 +21,7 @@ from .._redaction import Redactor
 from ..category.manager import CategoryManager
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
-from ..config import CategoryConfig, MetaToolsConfig
+from ..config import DEFAULT_KEY_ENV, CategoryConfig, MetaToolsConfig
 from ..exceptions import ConfigError
 from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
@@ -62,7 +62,7 @@ def category_table(managers: Iterable[CategoryManager]) -> Categories:
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:
     """What must never be shown: `${VAR}` values and the model's API key."""
-    names = {config.model.api_key_env, "OPENAI_API_KEY", "DASHSCOPE_API_KEY"}
+    names = {config.model.api_key_env, *DEFAULT_KEY_ENV.values()}
     keys = {os.environ[name] for name in names if name and os.environ.get(name)}
     return set(config.secrets) | keys
 

@@ -17,7 +17,6 @@ from .files import Confinement, list_directory_tool, read_file_tool
 from .process import ProcessOutput, run_process
 
 __all__ = [
-    "BUILTIN_NAMES",
     "Confinement",
     "ProcessOutput",
     "builtin_tools",
@@ -28,8 +27,6 @@ __all__ = [
     "run_process",
     "shell_tool",
 ]
-
-BUILTIN_NAMES = ("execute_python_code", "execute_shell_command", "read_file", "list_directory")
 
 
 def _roots(
