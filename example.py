@@ -27,13 +27,18 @@ import anyio
 import anyio.from_thread
 from rich.console import Console
 
-from meta_tools.agent import MainAgent
+from meta_tools import (
+    ChatModel,
+    DashScopeChatModel,
+    MainAgent,
+    MetaManager,
+    MetaToolsError,
+    ModelError,
+    OpenAIChatModel,
+    Tracer,
+)
 from meta_tools.cli.console import AgentStepPrinter
 from meta_tools.cli.demo import run_demo
-from meta_tools.exceptions import MetaToolsError, ModelError
-from meta_tools.llm import ChatModel, DashScopeChatModel, OpenAIChatModel
-from meta_tools.router.manager import MetaManager
-from meta_tools.tracing import Tracer
 
 CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")
 
