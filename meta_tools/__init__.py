@@ -8,10 +8,10 @@ from here; the modules behind them may move.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from . import llm
 from .agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
 from .category import CategoryManager, CategoryResult, Execution, RunUsage
 from .category.events import (
@@ -113,14 +113,9 @@ __all__ = [
     "tool",
 ]
 
-# The SDK clients load openai / dashscope; they are imported on first use.
-_LAZY = {"DashScopeChatModel": ".llm.dashscope", "OpenAIChatModel": ".llm.openai"}
-
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    # The SDK clients load openai / dashscope: `meta_tools.llm` imports them on first use.
+    if name in ("DashScopeChatModel", "OpenAIChatModel"):
+        return getattr(llm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
