@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.category.manager import CONTROL_TOOLS, CategoryManager
+from meta_tools.category.run import Run, RunState
 from meta_tools.cli.tokens import TokenCounter, load_counter
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import CATEGORY_SENTENCE, MetaManager
@@ -124,7 +125,8 @@ def _largest_block(
             if manager.shortlist is None and category in seen:
                 continue  # the whole category: the same block for every objective
             seen.add(category)
-            schemas = [t.openai_schema() for t in manager.offered_tools(objective, "", ())]
+            run = Run(RunState(objective=objective, exact_input=""))
+            schemas = [t.openai_schema() for t in manager.offer(run).tools]
             most_tools = max(most_tools, len(schemas))
             size = _chars(schemas)
             if size > most_chars:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = [
@@ -70,7 +70,6 @@ class RunFinished(RunEvent):
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 _KINDS: dict[type[RunEvent], str] = {

@@ -1,7 +1,7 @@
 """Level 2: `CategoryManager`, a bounded select → execute → evaluate → summarize loop.
 
-Each `run` has its own memory (messages, executions, failure counts), so
-concurrent runs never see each other. The category keeps only a bounded
+Each `run` has its own state (`RunState`: messages, executions, failure
+counts), so concurrent runs never see each other. The category keeps only a bounded
 memory of past runs per session, shown to its LLM as context.
 """
 
@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import jinja2
+
 from .._redaction import Redactor
-from ..exceptions import ConfigError, ModelError, ToolNotFoundError
+from ..exceptions import ModelError, ToolNotFoundError
 from ..llm.base import ChatModel
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
-from ..tools.cache import CachedTool, ResultCache, collect_cache_report
+from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolOutcome, ToolPack
 from .events import (
     Evaluated,
@@ -29,9 +30,10 @@ from .events import (
     ToolFinished,
     ToolsSelected,
 )
-from .memory import RunMemory, SessionMemory
-from .prompts import PromptSet
+from .memory import SessionMemory
+from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, Execution, RunStatus, truncate
+from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
 from .turns import (
     CONTROL_TOOLS,
@@ -143,41 +145,29 @@ class CategoryManager:
                 t if isinstance(t, CachedTool) else CachedTool(t, cache) for t in pack.list_tools()
             ]
             pack = ToolPack(wrapped, name=pack.name)
-        unknown = [p for p in self._shortlist_policy.pinned if p not in pack]
-        if unknown:
-            raise ConfigError(
-                f"category {self.name!r}",
-                [f"pinned tool {p!r} is not one of the category's tools" for p in unknown],
-            )
         # The index is built here, once per tool set, and only for a category that needs one.
-        self.tools, self.shortlist = pack, self._shortlist_policy.build(pack.list_tools())
+        shortlist = self._shortlist_policy.build(pack.list_tools(), owner=f"category {self.name!r}")
+        self.tools, self.shortlist = pack, shortlist
 
-    def offered_tools(
-        self,
-        objective: str,
-        exact_input: str,
-        run_withdrawn: Sequence[str],
-        used: Sequence[str] = (),
-    ) -> list[BaseTool]:
-        """The tools offered to the LLM in one call.
+    def offer(self, run: Run) -> Selection:
+        """Choose the tools the run's next LLM call is offered, and offer them.
 
-        All but the withdrawn ones; in a category over its limits, the shortlist's
-        best matches for the objective and input, plus pinned and already used tools.
+        All but the run's withdrawn tools; in a category over its limits, the
+        shortlist's best matches for the objective and input, plus pinned and
+        already used tools.
         """
-        return self._select(objective, exact_input, run_withdrawn, used).tools
-
-    def _select(
-        self, objective: str, exact_input: str, withdrawn: Sequence[str], used: Sequence[str]
-    ) -> Selection:
+        state = run.state
         if self.shortlist is None:
-            return Selection([t for t in self.tools.list_tools() if t.name not in withdrawn])
-        return self.shortlist.select(objective, exact_input, used=used, withdrawn=withdrawn)
+            tools = self.tools.list_tools()
+            selection = Selection([t for t in tools if t.name not in state.withdrawn])
+        else:
+            selection = self.shortlist.select(
+                state.objective, state.exact_input, used=state.used, withdrawn=state.withdrawn
+            )
+        run.offer(selection.tools)
+        return selection
 
-    def _offer(self, run: RunMemory, exact_input: str) -> Selection:
-        used = list(dict.fromkeys(e.tool for e in run.executions))
-        return self._select(run.objective, exact_input, run.withdrawn, used)
-
-    def _abstained(self, run: RunMemory, selection: Selection) -> CategoryResult:
+    def _abstained(self, run: Run, selection: Selection) -> CategoryResult:
         covered = f"{selection.coverage or 0.0:.0%}"
         threshold = f"{self.shortlist.abstain_below if self.shortlist else 0.0:.0%}"
         result = self._result(
@@ -192,11 +182,6 @@ class CategoryManager:
         )
         return result
 
-    @property
-    def memory_size(self) -> int:
-        """Past runs remembered per session."""
-        return self.memory.size
-
     def past_runs(self, session: str | None) -> list[dict[str, str]]:
         return self.memory.past_runs(session)
 
@@ -208,21 +193,22 @@ class CategoryManager:
         """
         self.memory = other.memory.resized(self.memory.size)
 
-    def _variables(
-        self, run: RunMemory, exact_input: str, offered: Sequence[BaseTool], session: str | None
-    ) -> dict[str, Any]:
-        return {
-            "category": self.name,
-            "description": self.description,
-            "tool_usage_notes": self.tool_usage_notes,
-            "tools": [{"name": t.name, "description": t.description} for t in offered],
-            "objective": run.objective,
-            "exact_input": exact_input,
-            "iteration": run.iteration,
-            "max_iterations": self.max_iterations,
-            "withdrawn": list(run.withdrawn),
-            "past_runs": self.past_runs(session),
-        }
+    def _render(self, template: jinja2.Template, run: Run) -> str:
+        """A prompt template rendered for the run as it stands."""
+        state = run.state
+        variables = PromptVariables(
+            category=self.name,
+            description=self.description,
+            tool_usage_notes=self.tool_usage_notes,
+            tools=[{"name": t.name, "description": t.description} for t in run.tools],
+            objective=state.objective,
+            exact_input=state.exact_input,
+            iteration=state.iteration,
+            max_iterations=self.max_iterations,
+            withdrawn=list(state.withdrawn),
+            past_runs=self.past_runs(state.session),
+        )
+        return template.render(variables.as_dict())
 
     async def run(
         self,
@@ -233,31 +219,29 @@ class CategoryManager:
         on_event: EventSink | None = None,
     ) -> CategoryResult:
         """Run the loop for one task and return its result; never raises for tool or model faults."""
-        run = RunMemory(run_id=uuid.uuid4().hex[:16], objective=objective, sink=on_event)
+        run = Run(RunState(objective=objective, exact_input=exact_input, session=session), on_event)
+        state = run.state
         await run.emit(
-            lambda: RunStarted(run.run_id, self.name, 0, objective=self.redactor.text(objective))
+            RunStarted(state.run_id, self.name, 0, objective=self.redactor.text(objective))
         )
-        selection = self._offer(run, exact_input)
+        selection = self.offer(run)
         if selection.abstained and not selection.tools:
             result = self._abstained(run, selection)
         else:
-            offered = selection.tools
-            variables = self._variables(run, exact_input, offered, session)
-            run.messages.append(
-                Message(role="system", content=self.prompts.tool_selection.render(variables))
-            )
-            run.messages.append(
+            prompt = self._render(self.prompts.tool_selection, run)
+            state.messages.append(Message(role="system", content=prompt))
+            state.messages.append(
                 Message(role="user", content=f"Objective: {objective}\nExact input: {exact_input}")
             )
-            result = await self._loop(run, exact_input, offered, session)
+            result = await self._loop(run)
         result.usage.wall_s = round(time.perf_counter() - run.started, 6)
         if result.status in ("success", "max_iterations"):
             self.memory.remember(session, objective, result.summary)
         await run.emit(
-            lambda: RunFinished(
-                run.run_id,
+            RunFinished(
+                state.run_id,
                 self.name,
-                run.iteration,
+                state.iteration,
                 status=result.status,
                 duration_s=result.usage.wall_s,
                 llm_calls=result.usage.llm_calls,
@@ -267,18 +251,17 @@ class CategoryManager:
         )
         return result
 
-    async def _loop(
-        self, run: RunMemory, exact_input: str, offered: list[BaseTool], session: str | None
-    ) -> CategoryResult:
+    async def _loop(self, run: Run) -> CategoryResult:
+        state = run.state
         while True:
-            schemas = [t.openai_schema() for t in offered] + CONTROL_TOOLS
+            schemas = [t.openai_schema() for t in run.tools] + CONTROL_TOOLS
             started = time.perf_counter()
             try:
                 turn = await self._complete(run, schemas)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
             outcome = classify_turn(turn)
-            await self._report_decision(run, outcome, turn, time.perf_counter() - started)
+            await run.emit(self._decision(run, outcome, turn, time.perf_counter() - started))
             match outcome:
                 case Requested(missing, question):
                     result = self._result(
@@ -293,81 +276,78 @@ class CategoryManager:
                     )
                     result.suggestion = self.redactor.text(suggestion)
                     return result
-                case Answered(text) if run.iteration == 0:
+                case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
                 case Answered(text):
                     return self._result(run, "success", text or self._done_so_far(run))
                 case Calls(calls):
-                    if run.iteration >= self.max_iterations:
-                        return await self._summarize_at_limit(run, exact_input, session)
-                    run.messages.append(turn.as_message())
+                    if state.iteration >= self.max_iterations:
+                        return await self._summarize_at_limit(run)
+                    state.messages.append(turn.as_message())
                     await self._execute(run, calls)
-                    offered = self._offer(run, exact_input).tools
-                    variables = self._variables(run, exact_input, offered, session)
-                    evaluation = self.prompts.tool_result_evaluation.render(variables)
-                    run.messages.append(Message(role="user", content=evaluation))
+                    self.offer(run)
+                    evaluation = self._render(self.prompts.tool_result_evaluation, run)
+                    state.messages.append(Message(role="user", content=evaluation))
 
-    async def _complete(self, run: RunMemory, schemas: list[dict[str, Any]]) -> AssistantTurn:
-        turn = await self.model.complete(ChatRequest(messages=list(run.messages), tools=schemas))
-        run.usage.llm_calls += 1
+    async def _complete(self, run: Run, schemas: list[dict[str, Any]]) -> AssistantTurn:
+        state = run.state
+        turn = await self.model.complete(ChatRequest(messages=list(state.messages), tools=schemas))
+        state.usage.llm_calls += 1
         if turn.usage is not None:
-            run.usage.prompt_tokens += turn.usage.prompt_tokens
-            run.usage.completion_tokens += turn.usage.completion_tokens
+            state.usage.prompt_tokens += turn.usage.prompt_tokens
+            state.usage.completion_tokens += turn.usage.completion_tokens
         return turn
 
-    async def _report_decision(
-        self, run: RunMemory, outcome: Outcome, turn: AssistantTurn, took: float
-    ) -> None:
-        if run.sink is None:
-            return
+    def _decision(self, run: Run, outcome: Outcome, turn: AssistantTurn, took: float) -> RunEvent:
+        """The event of one LLM decision: the first selects tools, later ones evaluate."""
+        run_id, iteration = run.state.run_id, run.state.iteration
         tokens = (
             turn.usage.prompt_tokens if turn.usage else 0,
             turn.usage.completion_tokens if turn.usage else 0,
         )
-        if run.iteration == 0:
+        if iteration == 0:
             names = tuple(c.name for c in outcome.calls) if isinstance(outcome, Calls) else ()
-            event: RunEvent = ToolsSelected(run.run_id, self.name, 1, names, took, *tokens)
-        else:
-            decision = "more_tools" if isinstance(outcome, Calls) else "final"
-            event = Evaluated(run.run_id, self.name, run.iteration, decision, took, *tokens)
-        await run.sink(event)
+            return ToolsSelected(run_id, self.name, 1, names, took, *tokens)
+        decision = "more_tools" if isinstance(outcome, Calls) else "final"
+        return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
 
-    async def _execute(self, run: RunMemory, calls: list[ToolCall]) -> None:
-        run.iteration += 1
+    async def _execute(self, run: Run, calls: list[ToolCall]) -> None:
+        state = run.state
+        state.iteration += 1
         # A withdrawn tool is not run again, even when the LLM still calls it.
-        withdrawn = set(run.withdrawn)
+        withdrawn = set(state.withdrawn)
         runnable = [c for c in calls if c.name not in withdrawn]
-        with collect_cache_report() as cache:
-            ran = iter(
-                await self.tools.call_tools(
-                    runnable, timeout=self.tool_timeout_s, category=self.name, run_id=run.run_id
-                )
-                if runnable
-                else []
+        ran = iter(
+            await self.tools.call_tools(
+                runnable, timeout=self.tool_timeout_s, category=self.name, run_id=state.run_id
             )
+            if runnable
+            else []
+        )
         outcomes = [
             next(ran) if c.name not in withdrawn else ToolOutcome(c, error=_withdrawn_error(c))
             for c in calls
         ]
-        run.usage.cache_hits += len(cache.hits)
-        run.usage.cache_misses += len(cache.misses)
-        recorded = [self._record(run, o, cached=o.call.id in cache.hits) for o in outcomes]
+        state.usage.cache_hits += sum(o.cached is True for o in outcomes)
+        state.usage.cache_misses += sum(o.cached is False for o in outcomes)
+        recorded = [self._record(run, o) for o in outcomes]
         for outcome, execution in zip(outcomes, recorded, strict=True):
             await run.emit(
-                lambda o=outcome, e=execution: ToolFinished(  # type: ignore[misc]
-                    run.run_id,
+                ToolFinished(
+                    state.run_id,
                     self.name,
-                    run.iteration,
-                    tool=o.call.name,
-                    call_id=o.call.id,
-                    ok=o.ok,
-                    duration_s=o.duration_s,
-                    error=e.error,
+                    state.iteration,
+                    tool=outcome.call.name,
+                    call_id=outcome.call.id,
+                    ok=outcome.ok,
+                    duration_s=outcome.duration_s,
+                    error=execution.error,
                 )
             )
 
-    def _record(self, run: RunMemory, outcome: ToolOutcome, *, cached: bool) -> Execution:
-        """Add one outcome to the run's memory, secrets scrubbed, output truncated."""
+    def _record(self, run: Run, outcome: ToolOutcome) -> Execution:
+        """Add one outcome to the run's state, secrets scrubbed, output truncated."""
+        state = run.state
         call, error = outcome.call, outcome.error
         text = self._clip(render_value(outcome.value) if error is None else str(error))
         execution = Execution(
@@ -376,9 +356,9 @@ class CategoryManager:
             ok=error is None,
             result=text if error is None else None,
             error=None if error is None else text,
-            round=run.iteration,
+            round=state.iteration,
             duration_s=round(outcome.duration_s, 6),
-            cached=cached,
+            cached=outcome.cached is True,
         )
         # Only faults of the tool itself count; bad arguments are the LLM's to fix.
         if (
@@ -386,9 +366,9 @@ class CategoryManager:
             and error.kind in ("raised", "timeout", "unavailable")
             and call.name in self.tools
         ):
-            run.count_failure(call.name)
-        run.executions.append(execution)
-        run.messages.append(
+            state.count_failure(call.name)
+        state.executions.append(execution)
+        state.messages.append(
             Message(
                 role="tool",
                 tool_call_id=call.id,
@@ -401,13 +381,10 @@ class CategoryManager:
     def _clip(self, text: str) -> str:
         return truncate(self.redactor.text(text), self.max_result_chars)
 
-    async def _summarize_at_limit(
-        self, run: RunMemory, exact_input: str, session: str | None
-    ) -> CategoryResult:
-        variables = self._variables(run, exact_input, [], session)
-        run.messages.append(
-            Message(role="user", content=self.prompts.max_iteration_summary.render(variables))
-        )
+    async def _summarize_at_limit(self, run: Run) -> CategoryResult:
+        run.offer([])  # the summary call is offered no tool
+        summary_prompt = self._render(self.prompts.max_iteration_summary, run)
+        run.state.messages.append(Message(role="user", content=summary_prompt))
         try:
             turn = await self._complete(run, [])
             summary = (turn.text or "").strip() or self._done_so_far(run)
@@ -415,21 +392,23 @@ class CategoryManager:
             summary = self._failure_summary(exc, run)
         return self._result(run, "max_iterations", summary)
 
-    def _done_so_far(self, run: RunMemory) -> str:
-        if not run.executions:
+    def _done_so_far(self, run: Run) -> str:
+        executions = run.state.executions
+        if not executions:
             return "No tool was run."
-        parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in run.executions]
+        parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in executions]
         return "Tool calls so far: " + "; ".join(parts)
 
-    def _failure_summary(self, exc: ModelError, run: RunMemory) -> str:
+    def _failure_summary(self, exc: ModelError, run: Run) -> str:
         return f"The category's model failed: {exc}. {self._done_so_far(run)}"
 
-    def _result(self, run: RunMemory, status: RunStatus, summary: str) -> CategoryResult:
+    def _result(self, run: Run, status: RunStatus, summary: str) -> CategoryResult:
+        state = run.state
         return CategoryResult(
             category=self.name,
             status=status,
             summary=self.redactor.text(summary),
-            executions=run.executions,
-            iterations=run.iteration,
-            usage=run.usage,
+            executions=state.executions,
+            iterations=state.iteration,
+            usage=state.usage,
         )

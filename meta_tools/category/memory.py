@@ -1,52 +1,16 @@
-"""What a category remembers: one run's private memory, and a bounded memory of past runs.
+"""What a category remembers between runs: a bounded memory of past runs per session.
 
-A `RunMemory` lives for one invocation only, so concurrent runs never see
-each other's messages or failures. A `SessionMemory` keeps the objective and
-summary of recent runs per session, shown to the category's LLM as context.
+A `SessionMemory` keeps the objective and summary of recent runs per session,
+shown to the category's LLM as context. (One run's own state is `RunState`.)
 """
 
 from __future__ import annotations
 
-import time
-from collections import Counter, OrderedDict, deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import OrderedDict, deque
 
-from ..llm.types import Message
-from .events import EventSink, RunEvent
-from .result import Execution, RunUsage, truncate
+from .result import truncate
 
-__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "RunMemory", "SessionMemory"]
-
-#: A tool that failed this often in one run is no longer offered in that run.
-FAILURES_BEFORE_WITHDRAWAL = 2
-
-
-@dataclass
-class RunMemory:
-    """The private memory of one invocation."""
-
-    run_id: str
-    objective: str
-    sink: EventSink | None
-    messages: list[Message] = field(default_factory=list)
-    started: float = field(default_factory=time.perf_counter)
-    executions: list[Execution] = field(default_factory=list)
-    failures: Counter[str] = field(default_factory=Counter)
-    withdrawn: list[str] = field(default_factory=list)
-    usage: RunUsage = field(default_factory=RunUsage)
-    iteration: int = 0
-
-    async def emit(self, make: Callable[[], RunEvent]) -> None:
-        """Send `make()` to the sink; the event is not even built without one."""
-        if self.sink is not None:
-            await self.sink(make())
-
-    def count_failure(self, tool: str) -> None:
-        """Count a failure of `tool`; withdraw it after `FAILURES_BEFORE_WITHDRAWAL`."""
-        self.failures[tool] += 1
-        if self.failures[tool] >= FAILURES_BEFORE_WITHDRAWAL and tool not in self.withdrawn:
-            self.withdrawn.append(tool)
+__all__ = ["SessionMemory"]
 
 
 class SessionMemory:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,35 +12,43 @@ from jinja2 import meta
 
 from ..exceptions import ConfigError
 
-__all__ = ["PHASES", "VARIABLES", "PromptSet"]
+__all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables"]
 
 PHASES = ("tool_selection", "tool_result_evaluation", "max_iteration_summary")
-VARIABLES = frozenset(
-    {
-        "category",
-        "description",
-        "tool_usage_notes",
-        "tools",
-        "objective",
-        "exact_input",
-        "iteration",
-        "max_iterations",
-        "withdrawn",
-        "past_runs",
-    }
+
+
+@dataclass(frozen=True, slots=True)
+class PromptVariables:
+    """What every template may use; the field names are the variable names."""
+
+    category: str
+    description: str
+    tool_usage_notes: str
+    tools: list[dict[str, str]]
+    objective: str
+    exact_input: str
+    iteration: int
+    max_iterations: int
+    withdrawn: list[str]
+    past_runs: list[dict[str, str]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in VARIABLES}
+
+
+VARIABLES = frozenset(f.name for f in fields(PromptVariables))
+_SAMPLE = PromptVariables(
+    category="Sample",
+    description="A sample category.",
+    tool_usage_notes="notes",
+    tools=[{"name": "t", "description": "d"}],
+    objective="o",
+    exact_input="i",
+    iteration=1,
+    max_iterations=5,
+    withdrawn=["t"],
+    past_runs=[{"objective": "o", "summary": "s"}],
 )
-_SAMPLE: dict[str, Any] = {
-    "category": "Sample",
-    "description": "A sample category.",
-    "tool_usage_notes": "notes",
-    "tools": [{"name": "t", "description": "d"}],
-    "objective": "o",
-    "exact_input": "i",
-    "iteration": 1,
-    "max_iterations": 5,
-    "withdrawn": ["t"],
-    "past_runs": [{"objective": "o", "summary": "s"}],
-}
 
 
 def _default_dir() -> Path:
@@ -89,7 +97,7 @@ class PromptSet:
                     )
                     continue
                 template = env.from_string(source)
-                template.render(**_SAMPLE)
+                template.render(_SAMPLE.as_dict())
             except jinja2.TemplateError as exc:
                 line = getattr(exc, "lineno", None)
                 problems.append(f"{path}{f':{line}' if line else ''}: {exc}")

@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,6 +37,7 @@ __all__ = [
     "ShortlistPolicy",
     "ToolIndex",
     "analyze",
+    "check_pinned",
     "tool_document",
 ]
 
@@ -267,11 +268,7 @@ class Shortlist:
         self.max_chars = max_chars
         self.abstain_below = abstain_below
         self._position = {t.name: i for i, t in enumerate(self.tools)}
-        unknown = [name for name in pinned if name not in self._position]
-        if unknown:
-            raise ConfigError(
-                "shortlist", [f"pinned tool {n!r} is not in the list" for n in unknown]
-            )
+        check_pinned(pinned, self._position, owner="shortlist")
         self.pinned = list(pinned)
         self.sizes = [schema_chars(t) for t in self.tools]
         self.index: ToolIndex = index or Bm25Index([tool_document(t) for t in self.tools])
@@ -348,6 +345,17 @@ class Shortlist:
         return Selection(tools, abstained, coverage)
 
 
+def check_pinned(pinned: Iterable[str], names: Container[str], *, owner: str) -> None:
+    """Raise unless every pinned name is one of `names`.
+
+    Raises:
+        ConfigError: naming each pinned tool that is missing, under `owner`.
+    """
+    unknown = [name for name in pinned if name not in names]
+    if unknown:
+        raise ConfigError(owner, [f"pinned tool {n!r} is not one of its tools" for n in unknown])
+
+
 @dataclass(frozen=True, slots=True)
 class ShortlistPolicy:
     """When a category offers a `Shortlist` instead of all its tools, and with which limits.
@@ -361,8 +369,13 @@ class ShortlistPolicy:
     pinned: tuple[str, ...] = ()
     abstain_below: float | None = None
 
-    def build(self, tools: Sequence[BaseTool]) -> Shortlist | None:
-        """A shortlist over `tools`, or None when every call may offer them all."""
+    def build(self, tools: Sequence[BaseTool], *, owner: str) -> Shortlist | None:
+        """A shortlist over `tools`, or None when every call may offer them all.
+
+        Raises:
+            ConfigError: a pinned tool is not among `tools` (`owner` says whose they are).
+        """
+        check_pinned(self.pinned, {t.name for t in tools}, owner=owner)
         if self.abstain_below is None and not Shortlist.needed(
             tools, max_tools=self.max_tools, max_chars=self.max_chars
         ):

@@ -5,19 +5,21 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+import anyio
 import anyio.to_thread
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel, ConfigDict
 
-from ..exceptions import ToolError, ToolExecutionError
+from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError
 from .schema import args_model_from_parameters, validate_arguments
 
-__all__ = ["BaseTool", "PromptType", "ToolContext", "ToolParameter"]
+__all__ = ["BaseTool", "PromptType", "ToolAnswer", "ToolContext", "ToolParameter", "deadline"]
 
 PromptType = Literal["default", "openai"]
 
@@ -29,6 +31,34 @@ class ToolContext:
     tool_call_id: str
     category: str | None = None
     run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """What one call of a tool gave: a value or a `ToolError`.
+
+    `cached` is None for a tool without a cache, else whether the cache answered.
+    """
+
+    value: Any = None
+    error: ToolError | None = None
+    cached: bool | None = None
+
+    def result(self) -> Any:
+        """The value, or the error raised."""
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+@contextmanager
+def deadline(tool: str, timeout: float | None) -> Iterator[None]:
+    """Cancel the block after `timeout` seconds (None: never) and raise `ToolTimeoutError`."""
+    try:
+        with anyio.fail_after(timeout):
+            yield
+    except TimeoutError:
+        raise ToolTimeoutError(f"tool {tool!r} did not finish within {timeout:g} s") from None
 
 
 class ToolParameter(BaseModel):
@@ -188,6 +218,20 @@ class BaseTool(ABC):
             raise
         except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not stop the host
             raise ToolExecutionError(f"{type(exc).__name__}: {_message(exc)}") from exc
+
+    async def answer(
+        self,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        context: ToolContext | None = None,
+        timeout: float | None = None,
+    ) -> ToolAnswer:
+        """`call` within `timeout` seconds, its `ToolError` returned rather than raised."""
+        try:
+            with deadline(self.name, timeout):
+                return ToolAnswer(await self.call(arguments, context=context))
+        except ToolError as exc:
+            return ToolAnswer(error=exc)
 
     def __str__(self) -> str:
         return f"Tool: {self.name} ({self.description})"

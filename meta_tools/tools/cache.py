@@ -6,44 +6,40 @@ errors (invalid arguments, a tool that raised, a timeout) never are. The
 store is in memory by default (`MemoryCache`) and in Redis when `redis_url`
 is set (`RedisCache`), so that several router processes share it.
 
-Hits and misses of a round are collected in a `CacheReport` that the category
-sets for the round (a context variable: tool calls of the round run in child
-tasks, which see the same report), and end up in `usage.cache_hits`,
+A `CachedTool` says in each `ToolAnswer` whether the cache answered
+(`cached`); the category counts these in `usage.cache_hits`,
 `usage.cache_misses` and `Execution.cached`.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from .base import BaseTool, PromptType, ToolContext, ToolParameter
+from ..exceptions import ToolError
+from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, deadline
 
 if TYPE_CHECKING:
     from ..config import CacheConfig
 
 __all__ = [
     "CacheEntry",
-    "CacheReport",
     "CachedTool",
     "MemoryCache",
     "RedisCache",
     "ResultCache",
     "cache_from_config",
     "canonical_arguments",
-    "collect_cache_report",
     "unwrap",
 ]
 
@@ -232,30 +228,6 @@ def cache_from_config(config: CacheConfig, *, scope: str) -> ResultCache:
     return MemoryCache(ttl_s=config.ttl_s, max_entries=config.max_entries)
 
 
-@dataclass
-class CacheReport:
-    """Which tool calls (by call id) of one round were answered from the cache."""
-
-    hits: set[str] = field(default_factory=set)
-    misses: set[str] = field(default_factory=set)
-
-
-_REPORT: contextvars.ContextVar[CacheReport | None] = contextvars.ContextVar(
-    "meta_tools_cache_report", default=None
-)
-
-
-@contextmanager
-def collect_cache_report() -> Iterator[CacheReport]:
-    """Collect the cache hits and misses of the tool calls made inside the block."""
-    report = CacheReport()
-    token = _REPORT.set(report)
-    try:
-        yield report
-    finally:
-        _REPORT.reset(token)
-
-
 class CachedTool(BaseTool):
     """A tool whose results are memoised; everything the LLM sees is the inner tool's.
 
@@ -310,23 +282,37 @@ class CachedTool(BaseTool):
     async def call(
         self, arguments: Mapping[str, Any] | str | None, *, context: ToolContext | None = None
     ) -> Any:
-        """Answer from the cache, or run the inner tool and keep its result (never an error).
+        """Answer from the cache, or run the inner tool and keep its result.
 
         Raises:
             ToolError: as the inner tool (invalid arguments are checked before the lookup).
         """
-        key = canonical_arguments(self.inner.validate_arguments(arguments))
-        report = _REPORT.get()
-        entry = await self.cache.get(self.name, key)
-        if entry is not None:
-            if report is not None and context is not None:
-                report.hits.add(context.tool_call_id)
-            return entry.value
-        if report is not None and context is not None:
-            report.misses.add(context.tool_call_id)
-        value = await self.inner.call(arguments, context=context)
-        await self.cache.set(self.name, key, value)
-        return value
+        return (await self.answer(arguments, context=context)).result()
+
+    async def answer(
+        self,
+        arguments: Mapping[str, Any] | str | None,
+        *,
+        context: ToolContext | None = None,
+        timeout: float | None = None,
+    ) -> ToolAnswer:
+        """As `call`, saying whether the cache answered; errors are never stored.
+
+        A call that fails after the lookup still counts as a miss (`cached=False`).
+        """
+        looked_up = False
+        try:
+            key = canonical_arguments(self.inner.validate_arguments(arguments))
+            with deadline(self.name, timeout):
+                entry = await self.cache.get(self.name, key)
+                if entry is not None:
+                    return ToolAnswer(entry.value, cached=True)
+                looked_up = True
+                value = await self.inner.call(arguments, context=context)
+                await self.cache.set(self.name, key, value)
+        except ToolError as exc:
+            return ToolAnswer(error=exc, cached=False if looked_up else None)
+        return ToolAnswer(value, cached=False)
 
     def __repr__(self) -> str:
         return f"<CachedTool {self.inner!r}>"

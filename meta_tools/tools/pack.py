@@ -10,9 +10,9 @@ from typing import Any
 
 import anyio
 
-from ..exceptions import ToolDefinitionError, ToolError, ToolNotFoundError, ToolTimeoutError
+from ..exceptions import ToolDefinitionError, ToolError, ToolNotFoundError
 from ..llm.types import ToolCall
-from .base import BaseTool, PromptType, ToolContext
+from .base import BaseTool, PromptType, ToolAnswer, ToolContext
 from .schema import check_tool_name
 
 __all__ = ["ToolOutcome", "ToolPack", "as_tool"]
@@ -32,12 +32,16 @@ def as_tool(item: BaseTool | Callable[..., Any]) -> BaseTool:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    """The result of one call in a batch: a value, or a ToolError with its kind."""
+    """The result of one call in a batch: a value, or a ToolError with its kind.
+
+    `cached` is None for a tool without a cache, else whether the cache answered.
+    """
 
     call: ToolCall
     value: Any = None
     error: ToolError | None = None
     duration_s: float = 0.0
+    cached: bool | None = None
 
     @property
     def ok(self) -> bool:
@@ -104,14 +108,8 @@ class ToolPack:
         Raises:
             ToolError: unknown tool, invalid arguments, the tool raised, or the timeout passed.
         """
-        found = self.get_tool(name)
-        if timeout is None:
-            return await found.call(arguments, context=context)
-        try:
-            with anyio.fail_after(timeout):
-                return await found.call(arguments, context=context)
-        except TimeoutError:
-            raise ToolTimeoutError(f"tool {name!r} did not finish within {timeout:g} s") from None
+        answer = await self.get_tool(name).answer(arguments, context=context, timeout=timeout)
+        return answer.result()
 
     async def call_tools(
         self,
@@ -122,20 +120,19 @@ class ToolPack:
         run_id: str | None = None,
     ) -> list[ToolOutcome]:
         """Run a batch concurrently; one failure never stops the others; order is kept."""
-        outcomes: list[ToolOutcome | None] = [None] * len(calls)
+        outcomes: dict[int, ToolOutcome] = {}
 
         async def run(index: int, call: ToolCall) -> None:
             context = ToolContext(tool_call_id=call.id, category=category, run_id=run_id)
-            value: Any = None
-            error: ToolError | None = None
             started = time.perf_counter()
             try:
-                value = await self.call_tool(
-                    call.name, call.arguments, timeout=timeout, context=context
-                )
+                found = self.get_tool(call.name)
             except ToolError as exc:
-                error = exc
-            outcomes[index] = ToolOutcome(call, value, error, time.perf_counter() - started)
+                answer = ToolAnswer(error=exc)
+            else:
+                answer = await found.answer(call.arguments, context=context, timeout=timeout)
+            took = time.perf_counter() - started
+            outcomes[index] = ToolOutcome(call, answer.value, answer.error, took, answer.cached)
 
         if len(calls) == 1:
             await run(0, calls[0])
@@ -143,4 +140,4 @@ class ToolPack:
             async with anyio.create_task_group() as group:
                 for index, call in enumerate(calls):
                     group.start_soon(run, index, call)
-        return [o for o in outcomes if o is not None]
+        return [outcomes[index] for index in range(len(calls))]

@@ -1,0 +1,76 @@
+"""The state of one category call: plain data (`RunState`) and the live parts around it (`Run`).
+
+`RunState` is everything the loop has decided so far (messages, executions,
+failure counts, the round, the names of the tools offered), as a pydantic
+record that serialises to JSON, so that a run can be carried between two
+model answers. `Run` adds what cannot travel: the event sink, the tool
+objects offered and the start time.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from ..llm.types import Message
+from ..tools.base import BaseTool
+from .events import EventSink, RunEvent
+from .result import Execution, RunUsage
+
+__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState"]
+
+#: A tool that failed this often in one run is no longer offered in that run.
+FAILURES_BEFORE_WITHDRAWAL = 2
+
+
+class RunState(BaseModel):
+    """What one category call has done so far; private to the call."""
+
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
+    objective: str
+    exact_input: str
+    session: str | None = None
+    messages: list[Message] = Field(default_factory=list)
+    executions: list[Execution] = Field(default_factory=list)
+    failures: dict[str, int] = Field(default_factory=dict)
+    withdrawn: list[str] = Field(default_factory=list)
+    usage: RunUsage = Field(default_factory=RunUsage)
+    iteration: int = 0
+    offered: list[str] = Field(default_factory=list)
+    """Names of the tools the next LLM call is offered."""
+
+    @property
+    def used(self) -> list[str]:
+        """The tools this run has called, in first-use order."""
+        return list(dict.fromkeys(e.tool for e in self.executions))
+
+    def count_failure(self, tool: str) -> None:
+        """Count a failure of `tool`; withdraw it after `FAILURES_BEFORE_WITHDRAWAL`."""
+        self.failures[tool] = self.failures.get(tool, 0) + 1
+        if self.failures[tool] >= FAILURES_BEFORE_WITHDRAWAL and tool not in self.withdrawn:
+            self.withdrawn.append(tool)
+
+
+@dataclass
+class Run:
+    """One category call in flight: its state, and where its events and tools come from."""
+
+    state: RunState
+    sink: EventSink | None = None
+    tools: list[BaseTool] = field(default_factory=list)
+    """The tools the next LLM call is offered (their names are `state.offered`)."""
+    started: float = field(default_factory=time.perf_counter)
+
+    def offer(self, tools: Sequence[BaseTool]) -> None:
+        """Offer `tools` to the next LLM call (and record their names in the state)."""
+        self.tools = list(tools)
+        self.state.offered = [t.name for t in tools]
+
+    async def emit(self, event: RunEvent) -> None:
+        """Send `event` to the sink, if the caller gave one."""
+        if self.sink is not None:
+            await self.sink(event)
