@@ -53,10 +53,6 @@ def _to_wire(message: Message) -> dict[str, Any]:
             for call in message.tool_calls
         ]
     if message.role == "tool":
-        if message.tool_call_id is None:
-            raise ModelError(
-                "a message with role 'tool' needs tool_call_id (the id of the call it answers)"
-            )
         wire["tool_call_id"] = message.tool_call_id
     if message.name is not None:
         wire["name"] = message.name

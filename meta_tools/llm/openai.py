@@ -34,10 +34,7 @@ __all__ = ["OpenAIChatModel"]
 
 def _to_wire(message: Message) -> ChatCompletionMessageParam:
     if message.role == "tool":
-        if message.tool_call_id is None:
-            raise ModelError(
-                "a message with role 'tool' needs tool_call_id (the id of the call it answers)"
-            )
+        assert message.tool_call_id is not None  # `Message` requires it for this role
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role == "assistant":
         wire: ChatCompletionAssistantMessageParam = {

@@ -80,11 +80,7 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
 
     @abstractmethod
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[CompletionT]]:
-        """Convert `request` to the wire once; return what sends it (called once per attempt).
-
-        Raises:
-            ModelError: a message cannot be sent (e.g. a tool result without its call id).
-        """
+        """Convert `request` to the wire once; return what sends it (called once per attempt)."""
 
     @abstractmethod
     def _to_turn(self, completion: CompletionT) -> AssistantTurn:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "Usage"]
 
@@ -41,6 +41,14 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+
+    @model_validator(mode="after")
+    def _tool_result_names_its_call(self) -> Message:
+        if self.role == "tool" and self.tool_call_id is None:
+            raise ValueError(
+                "a message with role 'tool' needs tool_call_id (the id of the call it answers)"
+            )
+        return self
 
 
 class AssistantTurn(BaseModel):

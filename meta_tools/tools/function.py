@@ -17,6 +17,7 @@ from .schema import (
     humanize,
     parse_docstring,
     schema_from_model,
+    type_word,
 )
 
 __all__ = ["FunctionTool", "tool"]
@@ -29,18 +30,6 @@ def _is_injected(param: inspect.Parameter, annotation: Any) -> bool:
     if param.name == "tool_call_id":
         return True
     return annotation is ToolContext or ToolContext in getattr(annotation, "__args__", ())
-
-
-def _parameter_type(schema: Mapping[str, Any]) -> str:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return declared
-    for option in schema.get("anyOf", []):
-        if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
-            return _parameter_type(option)
-    if "enum" in schema:
-        return "string"
-    return "object"
 
 
 class FunctionTool(BaseTool):
@@ -110,7 +99,7 @@ class FunctionTool(BaseTool):
         return {
             key: ToolParameter(
                 name=key,
-                type=_parameter_type(prop),
+                type=type_word(prop),
                 description=prop.get("description", humanize(key)),
                 required=key in required,
                 json_schema=prop,

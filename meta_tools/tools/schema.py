@@ -33,6 +33,7 @@ __all__ = [
     "parse_docstring",
     "schema_from_model",
     "tool_name_slug",
+    "type_word",
     "validate_arguments",
 ]
 
@@ -52,6 +53,26 @@ _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Return|Yields|Raises|Examples?|Notes?|Attributes):\s*$"
 )
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+def type_word(schema: Mapping[str, Any]) -> str:
+    """The one type word of the default prompt format for a property's JSON schema.
+
+    A list of types or an `anyOf`/`oneOf` gives its first non-null type; an
+    `enum` without a type is a string; anything else untyped is an object.
+    """
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    if isinstance(declared, list):
+        return next((t for t in declared if isinstance(t, str) and t != "null"), "string")
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            for option in options:
+                if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
+                    return type_word(option)
+    return "string" if "enum" in schema else "object"
 
 
 def tool_name_slug(name: str) -> str:

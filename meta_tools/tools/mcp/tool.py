@@ -11,7 +11,7 @@ import mcp_types
 
 from ...exceptions import ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
-from ..schema import tool_name_slug
+from ..schema import tool_name_slug, type_word
 
 __all__ = ["McpServerTool", "PendingTool", "ToolSource", "tool_name_for"]
 
@@ -33,22 +33,6 @@ def tool_name_for(remote: str, prefix: str | None) -> str:
     return tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
 
 
-def _display_type(schema: Mapping[str, Any]) -> str:
-    """The one type word of the default prompt format (`anyOf`, type lists: first non-null)."""
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return declared
-    if isinstance(declared, list):
-        return next((t for t in declared if isinstance(t, str) and t != "null"), "string")
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            for option in options:
-                if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
-                    return _display_type(option)
-    return "object" if "properties" in schema else "string"
-
-
 def _properties(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The schema's properties; a server may send anything, so what is not a schema is `{}`."""
     properties = schema.get("properties")
@@ -68,7 +52,7 @@ def _parameters(schema: Mapping[str, Any]) -> dict[str, ToolParameter]:
     for key, prop in _properties(schema).items():
         parameters[key] = ToolParameter(
             name=key,
-            type=_display_type(prop),
+            type=type_word(prop),
             description=str(prop.get("description") or prop.get("title") or ""),
             required=key in required,
             json_schema=prop,
