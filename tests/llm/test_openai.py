@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import socket
-from typing import Any
-
-import anyio
 import pytest
 
-from meta_tools.exceptions import ClosedError, ModelError
+from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, OpenAIChatModel, ToolCall, Usage
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
-    openai_error,
     openai_text_reply,
     openai_tool_reply,
     wire_tool_call,
 )
 from tests.llm.chat_requests import ADD_TOOL, ask
+from tests.llm.providers import OPENAI
 
 pytestmark = pytest.mark.anyio
 
-KEY = "sk-test-secret-0123456789"
-
-
-def make_model(server: FakeLLMServer, **options: Any) -> OpenAIChatModel:
-    settings: dict[str, Any] = {"api_key": KEY, "backoff_s": 0.01, "max_retries": 2}
-    settings.update(options)
-    return OpenAIChatModel("gpt-test", base_url=server.openai_base_url, **settings)
+KEY = OPENAI.key
 
 
 async def test_request_body_carries_tool_calls_tool_results_and_tools(
@@ -51,7 +41,7 @@ async def test_request_body_carries_tool_calls_tool_results_and_tools(
         ],
         tools=[ADD_TOOL],
     )
-    async with make_model(llm_server) as model:
+    async with OPENAI.make_model(llm_server) as model:
         turn = await model.complete(request)
 
     assert turn == AssistantTurn(text="3", usage=Usage(prompt_tokens=12, completion_tokens=1))
@@ -91,7 +81,7 @@ async def test_tool_choice_is_left_out_when_no_tools_are_offered(
     llm_server: FakeLLMServer,
 ) -> None:
     llm_server.enqueue(Reply(body=openai_text_reply("hello")))
-    async with make_model(llm_server) as model:
+    async with OPENAI.make_model(llm_server) as model:
         turn = await model.complete(ask("hi", tools=False))
     assert turn.text == "hello"
     assert llm_server.requests[0].body == {
@@ -101,45 +91,6 @@ async def test_tool_choice_is_left_out_when_no_tools_are_offered(
             {"role": "user", "content": "hi"},
         ],
     }
-
-
-async def test_two_round_tool_conversation_sends_the_call_and_its_result_back(
-    llm_server: FakeLLMServer,
-) -> None:
-    llm_server.enqueue(
-        Reply(body=openai_tool_reply(wire_tool_call("call_7", "calc_add", {"a": 1, "b": 2}))),
-        Reply(body=openai_text_reply("1 + 2 = 3")),
-    )
-    async with make_model(llm_server) as model:
-        first = await model.complete(ask("1+2?"))
-        assert first == AssistantTurn(
-            text=None,
-            tool_calls=[ToolCall(id="call_7", name="calc_add", arguments={"a": 1, "b": 2})],
-            usage=Usage(prompt_tokens=10, completion_tokens=5),
-        )
-        follow_up = ask("1+2?")
-        follow_up.messages += [
-            first.as_message(),
-            Message(role="tool", tool_call_id="call_7", content="3"),
-        ]
-        second = await model.complete(follow_up)
-
-    assert second.text == "1 + 2 = 3"
-    assert second.tool_calls == []
-    assert llm_server.requests[1].body["messages"][2:] == [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_7",
-                    "type": "function",
-                    "function": {"name": "calc_add", "arguments": '{"a": 1, "b": 2}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_7", "content": "3"},
-    ]
 
 
 async def test_malformed_tool_call_arguments_are_kept_as_the_raw_string(
@@ -154,75 +105,13 @@ async def test_malformed_tool_call_arguments_are_kept_as_the_raw_string(
             )
         )
     )
-    async with make_model(llm_server) as model:
+    async with OPENAI.make_model(llm_server) as model:
         turn = await model.complete(ask("1+2?"))
     assert turn.tool_calls == [
         ToolCall(id="call_1", name="calc_add", arguments='{"a": 1, "b": '),
         ToolCall(id="call_2", name="calc_add", arguments="[1, 2]"),
         ToolCall(id="call_3", name="list_all", arguments={}),
     ]
-
-
-async def test_a_429_with_retry_after_is_retried_and_then_succeeds(
-    llm_server: FakeLLMServer,
-) -> None:
-    llm_server.enqueue(
-        Reply(status=429, body=openai_error("slow down"), headers={"Retry-After": "0"}),
-        Reply(body=openai_text_reply("ok")),
-    )
-    # A long backoff proves that Retry-After: 0 replaced it.
-    async with make_model(llm_server, backoff_s=30.0) as model:
-        with anyio.fail_after(5):
-            turn = await model.complete(ask("hi"))
-    assert turn.text == "ok"
-    assert llm_server.request_count == 2
-
-
-async def test_server_errors_exhaust_the_retries_into_a_model_error_without_the_key(
-    llm_server: FakeLLMServer,
-) -> None:
-    llm_server.respond_with(Reply(status=500, body=openai_error(f"boom (echo: {KEY})")))
-    async with make_model(llm_server, max_retries=3) as model:
-        with pytest.raises(ModelError) as caught:
-            await model.complete(ask("hi"))
-    assert llm_server.request_count == 4
-    message = str(caught.value)
-    assert llm_server.openai_base_url in message
-    assert "'gpt-test'" in message
-    assert "after 4 attempts" in message
-    assert "HTTP 500" in message
-    assert KEY not in message
-    assert KEY not in repr(model)
-
-
-async def test_a_hanging_server_times_out_is_retried_then_raises(
-    llm_server: FakeLLMServer,
-) -> None:
-    llm_server.respond_with(Reply(body=openai_text_reply("late"), delay=30))
-    async with make_model(llm_server, timeout=0.2, max_retries=1) as model:
-        with anyio.fail_after(5), pytest.raises(ModelError, match="timed out"):
-            await model.complete(ask("hi"))
-    assert llm_server.request_count == 2
-
-
-async def test_a_client_error_is_not_retried(llm_server: FakeLLMServer) -> None:
-    llm_server.respond_with(Reply(status=400, body=openai_error("bad tools", error_type="x")))
-    async with make_model(llm_server) as model:
-        with pytest.raises(ModelError, match=r"not retried.*HTTP 400.*bad tools"):
-            await model.complete(ask("hi"))
-    assert llm_server.request_count == 1
-
-
-async def test_a_reply_without_choices_is_a_model_error_and_not_retried(
-    llm_server: FakeLLMServer,
-) -> None:
-    body = openai_text_reply("x")
-    body["choices"] = []
-    llm_server.enqueue(Reply(body=body))
-    async with make_model(llm_server) as model:
-        with pytest.raises(ModelError, match="returned no choices"):
-            await model.complete(ask("hi"))
-    assert llm_server.request_count == 1
 
 
 @pytest.mark.parametrize(
@@ -237,27 +126,10 @@ async def test_a_reply_that_is_not_a_chat_completion_is_a_model_error(
     llm_server: FakeLLMServer, reply: Reply
 ) -> None:
     llm_server.enqueue(reply)
-    async with make_model(llm_server) as model:
+    async with OPENAI.make_model(llm_server) as model:
         with pytest.raises(ModelError, match="gpt-test"):
             await model.complete(ask("hi"))
     assert llm_server.request_count == 1
-
-
-async def test_a_refused_connection_is_retried_then_raises() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    base_url = f"http://127.0.0.1:{port}/v1"
-    model = OpenAIChatModel("gpt-test", base_url=base_url, api_key=KEY, backoff_s=0.01)
-    async with model:
-        with pytest.raises(ModelError, match="after 4 attempts; last error: connection error"):
-            await model.complete(ask("hi"))
-
-
-def test_a_missing_key_names_the_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MY_LLM_KEY", raising=False)
-    with pytest.raises(ModelError, match="'MY_LLM_KEY'"):
-        OpenAIChatModel("gpt-test", api_key_env="MY_LLM_KEY")
 
 
 async def test_the_key_is_read_from_the_environment(
@@ -269,14 +141,3 @@ async def test_the_key_is_read_from_the_environment(
     async with model:
         await model.complete(ask("hi"))
     assert llm_server.requests[0].headers["authorization"] == "Bearer sk-from-env"
-
-
-async def test_aclose_twice_is_harmless_and_a_closed_model_refuses_requests(
-    llm_server: FakeLLMServer,
-) -> None:
-    model = make_model(llm_server)
-    await model.aclose()
-    await model.aclose()
-    with pytest.raises(ClosedError, match="was closed"):
-        await model.complete(ask("hi"))
-    assert llm_server.request_count == 0
