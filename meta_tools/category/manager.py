@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import jinja2
@@ -208,7 +209,7 @@ class CategoryManager:
             withdrawn=list(state.withdrawn),
             past_runs=self.past_runs(state.session),
         )
-        return template.render(variables.as_dict())
+        return template.render(variables)
 
     async def run(
         self,
@@ -221,9 +222,7 @@ class CategoryManager:
         """Run the loop for one task and return its result; never raises for tool or model faults."""
         run = Run(RunState(objective=objective, exact_input=exact_input, session=session), on_event)
         state = run.state
-        await run.emit(
-            RunStarted(state.run_id, self.name, 0, objective=self.redactor.text(objective))
-        )
+        await run.emit(partial(self._started, state))
         selection = self.offer(run)
         if selection.abstained and not selection.tools:
             result = self._abstained(run, selection)
@@ -238,7 +237,8 @@ class CategoryManager:
         if result.status in ("success", "max_iterations"):
             self.memory.remember(session, objective, result.summary)
         await run.emit(
-            RunFinished(
+            partial(
+                RunFinished,
                 state.run_id,
                 self.name,
                 state.iteration,
@@ -261,7 +261,8 @@ class CategoryManager:
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
             outcome = classify_turn(turn)
-            await run.emit(self._decision(run, outcome, turn, time.perf_counter() - started))
+            took = time.perf_counter() - started
+            await run.emit(partial(self._decision, run, outcome, turn, took))
             match outcome:
                 case Requested(missing, question):
                     result = self._result(
@@ -298,6 +299,9 @@ class CategoryManager:
             state.usage.completion_tokens += turn.usage.completion_tokens
         return turn
 
+    def _started(self, state: RunState) -> RunEvent:
+        return RunStarted(state.run_id, self.name, 0, objective=self.redactor.text(state.objective))
+
     def _decision(self, run: Run, outcome: Outcome, turn: AssistantTurn, took: float) -> RunEvent:
         """The event of one LLM decision: the first selects tools, later ones evaluate."""
         run_id, iteration = run.state.run_id, run.state.iteration
@@ -333,7 +337,8 @@ class CategoryManager:
         recorded = [self._record(run, o) for o in outcomes]
         for outcome, execution in zip(outcomes, recorded, strict=True):
             await run.emit(
-                ToolFinished(
+                partial(
+                    ToolFinished,
                     state.run_id,
                     self.name,
                     state.iteration,

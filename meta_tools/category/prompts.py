@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import jinja2
 from jinja2 import meta
@@ -17,9 +17,8 @@ __all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables"]
 PHASES = ("tool_selection", "tool_result_evaluation", "max_iteration_summary")
 
 
-@dataclass(frozen=True, slots=True)
-class PromptVariables:
-    """What every template may use; the field names are the variable names."""
+class PromptVariables(TypedDict):
+    """What every template may use; the keys are the variable names."""
 
     category: str
     description: str
@@ -32,11 +31,8 @@ class PromptVariables:
     withdrawn: list[str]
     past_runs: list[dict[str, str]]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in VARIABLES}
 
-
-VARIABLES = frozenset(f.name for f in fields(PromptVariables))
+VARIABLES = PromptVariables.__required_keys__
 _SAMPLE = PromptVariables(
     category="Sample",
     description="A sample category.",
@@ -97,7 +93,7 @@ class PromptSet:
                     )
                     continue
                 template = env.from_string(source)
-                template.render(_SAMPLE.as_dict())
+                template.render(_SAMPLE)
             except jinja2.TemplateError as exc:
                 line = getattr(exc, "lineno", None)
                 problems.append(f"{path}{f':{line}' if line else ''}: {exc}")

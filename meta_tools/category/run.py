@@ -2,7 +2,7 @@
 
 `RunState` is everything the loop has decided so far (messages, executions,
 failure counts, the round, the names of the tools offered), as a pydantic
-record that serialises to JSON, so that a run can be carried between two
+record that serialises to JSON (through pydantic), so that a run can be carried between two
 model answers. `Run` adds what cannot travel: the event sink, the tool
 objects offered and the start time.
 """
@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-from pydantic import BaseModel, Field
 
 from ..llm.types import Message
 from ..tools.base import BaseTool
@@ -27,20 +25,24 @@ __all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState"]
 FAILURES_BEFORE_WITHDRAWAL = 2
 
 
-class RunState(BaseModel):
-    """What one category call has done so far; private to the call."""
+@dataclass(slots=True)
+class RunState:
+    """What one category call has done so far; private to the call.
 
-    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
+    Plain data: `pydantic.TypeAdapter(RunState)` writes it to JSON and reads it back.
+    """
+
     objective: str
     exact_input: str
     session: str | None = None
-    messages: list[Message] = Field(default_factory=list)
-    executions: list[Execution] = Field(default_factory=list)
-    failures: dict[str, int] = Field(default_factory=dict)
-    withdrawn: list[str] = Field(default_factory=list)
-    usage: RunUsage = Field(default_factory=RunUsage)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    messages: list[Message] = field(default_factory=list)
+    executions: list[Execution] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+    withdrawn: list[str] = field(default_factory=list)
+    usage: RunUsage = field(default_factory=RunUsage)
     iteration: int = 0
-    offered: list[str] = Field(default_factory=list)
+    offered: list[str] = field(default_factory=list)
     """Names of the tools the next LLM call is offered."""
 
     @property
@@ -70,7 +72,10 @@ class Run:
         self.tools = list(tools)
         self.state.offered = [t.name for t in tools]
 
-    async def emit(self, event: RunEvent) -> None:
-        """Send `event` to the sink, if the caller gave one."""
+    async def emit(self, event: Callable[[], RunEvent]) -> None:
+        """Send `event()` to the sink; without a sink the event is not even built.
+
+        Pass the event's class with its fields bound (`functools.partial`).
+        """
         if self.sink is not None:
-            await self.sink(event)
+            await self.sink(event())

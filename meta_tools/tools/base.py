@@ -5,8 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError
 from .schema import args_model_from_parameters, validate_arguments
 
-__all__ = ["BaseTool", "PromptType", "ToolAnswer", "ToolContext", "ToolParameter", "deadline"]
+__all__ = ["BaseTool", "PromptType", "ToolAnswer", "ToolContext", "ToolParameter", "timeout_error"]
 
 PromptType = Literal["default", "openai"]
 
@@ -51,14 +50,9 @@ class ToolAnswer:
         return self.value
 
 
-@contextmanager
-def deadline(tool: str, timeout: float | None) -> Iterator[None]:
-    """Cancel the block after `timeout` seconds (None: never) and raise `ToolTimeoutError`."""
-    try:
-        with anyio.fail_after(timeout):
-            yield
-    except TimeoutError:
-        raise ToolTimeoutError(f"tool {tool!r} did not finish within {timeout:g} s") from None
+def timeout_error(tool: str, timeout: float | None) -> ToolTimeoutError:
+    """The error of a call of `tool` cancelled after `timeout` seconds (never None then)."""
+    return ToolTimeoutError(f"tool {tool!r} did not finish within {timeout:g} s")
 
 
 class ToolParameter(BaseModel):
@@ -228,8 +222,10 @@ class BaseTool(ABC):
     ) -> ToolAnswer:
         """`call` within `timeout` seconds, its `ToolError` returned rather than raised."""
         try:
-            with deadline(self.name, timeout):
+            with anyio.fail_after(timeout):
                 return ToolAnswer(await self.call(arguments, context=context))
+        except TimeoutError:
+            return ToolAnswer(error=timeout_error(self.name, timeout))
         except ToolError as exc:
             return ToolAnswer(error=exc)
 

@@ -22,12 +22,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from ..exceptions import ToolError
-from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, deadline
+from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, timeout_error
 
 if TYPE_CHECKING:
     from ..config import CacheConfig
@@ -303,16 +304,20 @@ class CachedTool(BaseTool):
         looked_up = False
         try:
             key = canonical_arguments(self.inner.validate_arguments(arguments))
-            with deadline(self.name, timeout):
+            with anyio.fail_after(timeout):
                 entry = await self.cache.get(self.name, key)
                 if entry is not None:
                     return ToolAnswer(entry.value, cached=True)
                 looked_up = True
                 value = await self.inner.call(arguments, context=context)
                 await self.cache.set(self.name, key, value)
+        except TimeoutError:
+            failure: ToolError = timeout_error(self.name, timeout)
         except ToolError as exc:
-            return ToolAnswer(error=exc, cached=False if looked_up else None)
-        return ToolAnswer(value, cached=False)
+            failure = exc
+        else:
+            return ToolAnswer(value, cached=False)
+        return ToolAnswer(error=failure, cached=False if looked_up else None)
 
     def __repr__(self) -> str:
         return f"<CachedTool {self.inner!r}>"
