@@ -1,10 +1,10 @@
 """The state of one category call: plain data (`RunState`) and the live parts around it (`Run`).
 
 `RunState` is everything the loop has decided so far (messages, executions,
-failure counts, the round, the names of the tools offered), as a pydantic
-record that serialises to JSON (through pydantic), so that a run can be carried between two
-model answers. `Run` adds what cannot travel: the event sink, the tool
-objects offered and the start time.
+failure counts, the round, the names of the tools offered), as a dataclass
+that pydantic writes to JSON and reads back, so that a run can be carried
+between two model answers. `Run` adds what cannot travel: the event sink,
+the tool objects offered and the start time.
 """
 
 from __future__ import annotations
