@@ -2,11 +2,12 @@
 
 The seed's format stays valid: every top-level key that is not a section name
 is a category (`description`, `tool_usage_notes`, `tools`). Optional sections:
-`model`, `mcp_servers`, `builtins`, `defaults`, `prompts_dir`.
+`model`, `mcp_servers`, `python_tools`, `builtins`, `defaults`, `prompts_dir`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -41,11 +42,13 @@ __all__ = [
     "StdioServerConfig",
     "expand_env",
     "json_path",
+    "json_syntax_problem",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
 """Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
-SECTIONS = ("model", "mcp_servers", "builtins", "defaults", "prompts_dir")
+SECTIONS = ("model", "mcp_servers", "python_tools", "builtins", "defaults", "prompts_dir")
+_IGNORED = ("$schema", "$comment")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -162,6 +165,8 @@ class MetaToolsConfig(_Strict):
     categories: dict[str, CategoryConfig] = Field(min_length=1)
     model: ModelConfig = ModelConfig()
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    python_tools: list[str] = Field(default_factory=list)
+    """Modules or `path/to/file.py`, optionally `:attribute`, relative to the config file."""
     builtins: BuiltinsConfig = BuiltinsConfig()
     defaults: DefaultsConfig = DefaultsConfig()
     prompts_dir: str | None = None
@@ -174,12 +179,13 @@ class MetaToolsConfig(_Strict):
     def _gather_categories(cls, data: Any) -> Any:
         """The seed's format: every non-section top-level key is a category.
 
-        `$schema` (an editor's pointer to the JSON Schema) is accepted and ignored.
+        `$schema` (an editor's pointer to the JSON Schema) and `$comment` (notes for
+        people: a string or a list of lines) are accepted and ignored.
         """
         if not isinstance(data, Mapping) or "categories" in data:
             return data
         sections = {k: v for k, v in data.items() if k in SECTIONS}
-        categories = {k: v for k, v in data.items() if k not in sections and k != "$schema"}
+        categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
         return {**sections, "categories": categories}
 
     @field_validator("mcp_servers", mode="before")
@@ -216,9 +222,7 @@ class MetaToolsConfig(_Strict):
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(
-                str(file), [f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
-            ) from None
+            raise ConfigError(str(file), [json_syntax_problem(text, exc)]) from None
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod
@@ -259,6 +263,9 @@ class MetaToolsConfig(_Strict):
         if not schema["required"]:
             del schema["required"]
         schema["properties"]["$schema"] = {"type": "string"}
+        schema["properties"]["$comment"] = {
+            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+        }
         schema["additionalProperties"] = categories["additionalProperties"]
         schema["minProperties"] = 1
         schema["title"] = "Meta_tool_config.json"
@@ -282,6 +289,29 @@ class MetaToolsConfig(_Strict):
     def secrets(self) -> frozenset[str]:
         """Values that came from `${VAR}` references: never to be printed."""
         return self._secrets
+
+
+def json_syntax_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """A JSON syntax error in words a person can act on, with the line and a caret."""
+    before = text[: exc.pos].rstrip()
+    what = exc.msg
+    if exc.pos >= len(text.rstrip()):
+        what = "the file ends before the JSON does (a missing closing } or ]?)"
+    elif before.endswith(",") and text[exc.pos : exc.pos + 1] in "}]":
+        what = "a trailing comma after the last item (JSON allows none); remove it"
+    elif exc.msg.startswith("Expecting property name"):
+        what = "expected a key in double quotes (JSON has no comments or single quotes)"
+    elif exc.msg == "Expecting ',' delimiter":
+        what = "expected a comma between two items"
+    elif exc.msg == "Extra data":
+        what = "more text after the end of the JSON object"
+    elif exc.msg == "Expecting value":
+        what = "expected a value (a string, number, object, list, true, false or null)"
+    line = text.splitlines()[exc.lineno - 1] if text.splitlines() else ""
+    caret = " " * (exc.colno - 1) + "^"
+    return (
+        f"not valid JSON, line {exc.lineno} column {exc.colno}: {what}\n      {line}\n      {caret}"
+    )
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -314,18 +344,25 @@ def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
-            known = f"; valid keys: {', '.join(parent.model_fields)}" if parent else ""
-            problems.append(f"{where}: unknown key{known}")
+            known = f" (valid keys: {', '.join(parent.model_fields)})" if parent else ""
+            guess = _did_you_mean(str(loc[-1]), list(parent.model_fields) if parent else [])
+            problems.append(f"{where}: unknown key{guess}{known}")
         elif err["type"] == "missing":
             hint = ""
             if len(loc) == 3 and loc[0] == "categories":
-                hint = f" (if {loc[1]!r} was meant as a section, the sections are {', '.join(SECTIONS)})"
+                hint = _did_you_mean(str(loc[1]), list(SECTIONS), what="the section ")
             problems.append(f"{where}: field required{hint}")
         else:
             shown = redactor.text(repr(err.get("input")))  # before cutting: whole secrets only
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
             problems.append(f"{where}: {err['msg']} (got {shown})")
     return problems
+
+
+def _did_you_mean(name: str, known: list[str], *, what: str = "") -> str:
+    """`; did you mean 'tools'?` when `name` is close to one of `known`, else ''."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {what}{close[0]!r}?" if close else ""
 
 
 def _model_at(loc: list[Any]) -> type[BaseModel] | None:

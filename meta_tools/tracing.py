@@ -2,7 +2,8 @@
 
 A `Tracer` sees every call of the main agent (`MetaManager.call_tool`) and
 every step event of the category run behind it. It writes one JSON line per
-step event, each carrying the ids that tie it together: `main_call_id` (the
+step event (and one per LLM call, with the new messages of its prompt and its
+reply, secrets redacted), each carrying the ids that tie it together: `main_call_id` (the
 main agent's call), `run_id` (the category run) and, for tool events,
 `call_id` (the level-1 tool call). With OpenTelemetry it also emits spans
 `main call → category → step → tool`; without an SDK configured these cost
@@ -30,6 +31,7 @@ import anyio.to_thread
 from .category.events import (
     Evaluated,
     EventSink,
+    ModelCalled,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -128,6 +130,8 @@ class _SpanBuilder:
             return
         if isinstance(event, ToolFinished):
             run.round_tools.append((event, now))
+            return
+        if isinstance(event, ModelCalled):  # prompts go to the JSON lines, not to spans
             return
         self._flush_round(run)
         if isinstance(event, ToolsSelected):

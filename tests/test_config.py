@@ -72,9 +72,9 @@ def test_unknown_key_bad_type_and_missing_tool_each_name_the_file_and_field(tmp_
     with pytest.raises(ConfigError) as caught:
         MetaToolsConfig.load(path)
     assert caught.value.problems == [
-        '$."Information Retrieval".tool_notes: unknown key; valid keys: description, '
-        "tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s, max_tools_per_prompt, "
-        "max_tool_chars_per_prompt, abstain_below, cache",
+        "$.\"Information Retrieval\".tool_notes: unknown key; did you mean 'tool_usage_notes'?"
+        " (valid keys: description, tool_usage_notes, tools, pinned, max_iterations,"
+        " tool_timeout_s, max_tools_per_prompt, max_tool_chars_per_prompt, abstain_below, cache)",
         '$."Location & Navigation".max_iterations: Input should be a valid integer, unable to '
         "parse string as an integer (got 'many')",
     ]
@@ -105,7 +105,10 @@ def test_a_glob_that_matches_nothing_and_invalid_json_are_reported(tmp_path: Pat
     with pytest.raises(ConfigError) as caught:
         MetaToolsConfig.load(broken)
     assert caught.value.problems == [
-        "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 43"
+        "not valid JSON, line 1 column 43: a trailing comma after the last item (JSON allows"
+        " none); remove it\n"
+        '      {"A": {"description": "x", "tools": ["a"],}}\n'
+        "                                                ^"
     ]
 
 
@@ -138,8 +141,7 @@ def test_a_misspelled_section_is_read_as_a_category_and_the_error_says_so() -> N
             {"A": {"description": "a", "tools": ["x"]}, "defualts": {}}, source="c.json"
         )
     assert caught.value.problems[0] == (
-        "$.\"defualts\".description: field required (if 'defualts' was meant as a section, "
-        "the sections are model, mcp_servers, builtins, defaults, prompts_dir)"
+        "$.\"defualts\".description: field required; did you mean the section 'defaults'?"
     )
 
 
@@ -147,8 +149,10 @@ def test_the_config_json_schema_is_exported() -> None:
     schema = MetaToolsConfig.model_json_schema()
     assert set(schema["properties"]) == {
         "$schema",
+        "$comment",
         "model",
         "mcp_servers",
+        "python_tools",
         "builtins",
         "defaults",
         "prompts_dir",

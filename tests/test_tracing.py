@@ -69,8 +69,11 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
         group.start_soon(lambda: meta.call_tool("math", arguments, call_id="main-1"))
         group.start_soon(lambda: meta.call_tool("math", arguments, call_id="main-2"))
     await meta.tracer.aclose()
-    lines = read_lines(tmp_path / "trace.jsonl")
-    assert [line["seq"] for line in lines] == list(range(1, 17))
+    everything = read_lines(tmp_path / "trace.jsonl")
+    assert [line["seq"] for line in everything] == list(range(1, 23))
+    # One line per LLM call too (see the test of its content below); here the steps.
+    lines = [line for line in everything if line["event"] != "model_called"]
+    assert len(lines) == 16
     assert all(isinstance(line.pop("ts"), float) and line.pop("seq") for line in lines)
     for main_call_id in ("main-1", "main-2"):
         mine = [line for line in lines if line["main_call_id"] == main_call_id]
@@ -98,6 +101,8 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
                 "call_id": "c1",
                 "ok": True,
                 "error": None,
+                "arguments": {"a": 1, "b": 2},
+                "result": "3",
             },
             {
                 "event": "tool_finished",
@@ -107,6 +112,8 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
                 "call_id": "c2",
                 "ok": False,
                 "error": "RuntimeError: broken on purpose",
+                "arguments": {"a": 1},
+                "result": None,
             },
             {
                 "event": "evaluated",
@@ -124,6 +131,8 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
                 "call_id": "c3",
                 "ok": True,
                 "error": None,
+                "arguments": {"a": 3, "b": 4},
+                "result": "7",
             },
             {
                 "event": "evaluated",

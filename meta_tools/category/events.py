@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = [
     "Evaluated",
     "EventSink",
+    "ModelCalled",
     "RunEvent",
     "RunFinished",
     "RunStarted",
@@ -53,6 +54,24 @@ class ToolFinished(RunEvent):
     ok: bool = True
     duration_s: float = 0.0
     error: str | None = None
+    arguments: dict[str, Any] | str = field(default_factory=dict)  # redacted
+    result: str | None = None  # redacted and cut, as the LLM saw it
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCalled(RunEvent):
+    """One call of the category's LLM: what was new in its prompt, and its reply (redacted).
+
+    `messages` holds only the messages added since the previous call of the run
+    (the first call: the rendered system prompt and the task), so a trace holds
+    each message once.
+    """
+
+    phase: str = ""  # "select", "evaluate" or "summary"
+    messages: tuple[dict[str, Any], ...] = ()
+    tools: tuple[str, ...] = ()
+    reply: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +95,7 @@ _KINDS: dict[type[RunEvent], str] = {
     RunStarted: "run_started",
     ToolsSelected: "tools_selected",
     ToolFinished: "tool_finished",
+    ModelCalled: "model_called",
     Evaluated: "evaluated",
     RunFinished: "run_finished",
 }

@@ -25,6 +25,7 @@ from ..tools.pack import ToolOutcome, ToolPack
 from .events import (
     Evaluated,
     EventSink,
+    ModelCalled,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -292,12 +293,32 @@ class CategoryManager:
 
     async def _complete(self, run: Run, schemas: list[dict[str, Any]]) -> AssistantTurn:
         state = run.state
+        started = time.perf_counter()
         turn = await self.model.complete(ChatRequest(messages=list(state.messages), tools=schemas))
+        await run.emit(lambda: self._model_called(state, schemas, turn, started))
         state.usage.llm_calls += 1
         if turn.usage is not None:
             state.usage.prompt_tokens += turn.usage.prompt_tokens
             state.usage.completion_tokens += turn.usage.completion_tokens
         return turn
+
+    def _model_called(
+        self, state: RunState, schemas: list[dict[str, Any]], turn: AssistantTurn, started: float
+    ) -> ModelCalled:
+        """The trace record of one LLM call: the prompt's new messages and the reply."""
+        new = state.messages[state.traced :]
+        state.traced = len(state.messages)
+        phase = "summary" if not schemas else "select" if state.iteration == 0 else "evaluate"
+        return ModelCalled(
+            state.run_id,
+            self.name,
+            state.iteration,
+            phase=phase,
+            messages=tuple(self.redactor.value(m.model_dump(exclude_defaults=True)) for m in new),
+            tools=tuple(s["function"]["name"] for s in schemas if "function" in s),
+            reply=self.redactor.value(turn.as_message().model_dump(exclude_defaults=True)),
+            duration_s=round(time.perf_counter() - started, 6),
+        )
 
     def _started(self, state: RunState) -> RunEvent:
         return RunStarted(state.run_id, self.name, 0, objective=self.redactor.text(state.objective))
@@ -347,6 +368,8 @@ class CategoryManager:
                     ok=outcome.ok,
                     duration_s=outcome.duration_s,
                     error=execution.error,
+                    arguments=execution.arguments,
+                    result=execution.result,
                 )
             )
 

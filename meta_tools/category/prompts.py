@@ -12,7 +12,7 @@ from jinja2 import meta
 
 from ..exceptions import ConfigError
 
-__all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables"]
+__all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables", "default_templates_dir"]
 
 PHASES = ("tool_selection", "tool_result_evaluation", "max_iteration_summary")
 
@@ -47,7 +47,8 @@ _SAMPLE = PromptVariables(
 )
 
 
-def _default_dir() -> Path:
+def default_templates_dir() -> Path:
+    """The folder of the default templates shipped with the package."""
     # In a checkout this is a link to the top-level `meta_tool_prompts/` (the one source);
     # a built wheel holds the files themselves.
     return Path(str(resources.files(__package__).joinpath("templates")))
@@ -82,7 +83,7 @@ class PromptSet:
         for phase in PHASES:
             path = folder / f"{phase}.j2" if folder is not None else None
             if path is None or not path.is_file():
-                path = _default_dir() / f"{phase}.j2"
+                path = default_templates_dir() / f"{phase}.j2"
             source = path.read_text(encoding="utf-8")
             try:
                 unknown = meta.find_undeclared_variables(env.parse(source)) - VARIABLES
@@ -100,5 +101,5 @@ class PromptSet:
                 continue
             compiled[phase] = template
         if problems:
-            raise ConfigError(str(folder or _default_dir()), problems)
+            raise ConfigError(str(folder or default_templates_dir()), problems)
         return cls(**compiled)

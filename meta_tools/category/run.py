@@ -44,6 +44,8 @@ class RunState:
     iteration: int = 0
     offered: list[str] = field(default_factory=list)
     """Names of the tools the next LLM call is offered."""
+    traced: int = 0
+    """How many of `messages` a `ModelCalled` event has reported (each is reported once)."""
 
     @property
     def used(self) -> list[str]:

@@ -1,12 +1,14 @@
-"""The `meta-tools` command: serve, run, list, validate, schema, demo.
+"""The `meta-tools` command: init, serve, run, list, validate, trace, schema, demo.
 
 Errors are one clear line plus a hint (every problem, for a bad config),
-never a traceback unless `--debug` is given.
+never a traceback unless `--debug` is given. Global options (`--debug`,
+`--log-level`) may also come after the command, as with uv and ruff.
 """
 
 from __future__ import annotations
 
-import importlib
+import difflib
+import errno
 import json
 import logging
 import sys
@@ -21,6 +23,8 @@ import typer
 from anyio.abc import TaskStatus
 from rich.console import Console
 
+from .. import __version__
+from ..category.manager import slugify
 from ..config import MetaToolsConfig
 from ..exceptions import (
     CategoryNotFoundError,
@@ -32,12 +36,15 @@ from ..exceptions import (
     ToolDefinitionError,
     ToolError,
 )
+from ..llm.ways_out import has_model_section, missing_model, ways_out
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tools.base import BaseTool
+from ..tools.python_source import collect_tools, import_tools
 from ..tracing import Tracer
 from .checks import NoModel, check_config, editor_schema, measure
 from .console import RunProgress, print_listing, print_result
+from .init import PROMPTS_DIR, write_starter
 
 __all__ = ["app", "main"]
 
@@ -49,31 +56,39 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # plain help, as uv and ruff print it
 )
 
 ConfigOption = Annotated[
     Path,
-    typer.Option("--config", "-c", help="The config file.", show_default=True),
+    typer.Option("--config", "-c", help="The config file.", show_default=True, metavar="FILE"),
 ]
 ToolsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--tools",
         "-t",
-        help="Python tools to add: a module (every @tool in it) or module:attribute; repeatable.",
+        help="Python tools to add: a module or path/to/file.py (every @tool in it), either"
+        " with :attribute (a tool, a ToolPack or a list); repeatable.",
+        metavar="SPEC",
     ),
 ]
 TraceOption = Annotated[
-    Path | None, typer.Option("--trace", help="Append one JSON line per step event to this file.")
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Append one JSON line per step to this file, with the rendered prompts, tool"
+        " arguments and results (secrets redacted); view it with `meta-tools trace FILE`.",
+        metavar="FILE",
+    ),
 ]
 
 _HINTS: list[tuple[type[BaseException], str]] = [
     (ConfigError, "fix the file; `meta-tools validate` lists every problem"),
     (CategoryNotFoundError, "`meta-tools list` shows the categories"),
     (ToolArgumentsError, "pass both --objective and --input"),
-    (ModelError, "check the `model` section and its API key environment variable"),
-    (ToolDefinitionError, "decorate functions with @tool, or pass BaseTool objects"),
+    (ModelError, "check the model in the config; `meta-tools validate` says what it needs"),
+    (ToolDefinitionError, "check the --tools spec or the config's `python_tools`"),
     (ToolError, "check that the tool's MCP server can start (see `mcp_servers` in the config)"),
     (ClosedError, "this is a bug in the caller; run with --debug for the traceback"),
 ]
@@ -82,6 +97,7 @@ _HINTS: list[tuple[type[BaseException], str]] = [
 @dataclass(frozen=True)
 class _Options:
     debug: bool
+    log_level: str | None = None
 
 
 def _stderr() -> Console:
@@ -129,67 +145,110 @@ def _describe(exc: BaseException) -> NoReturn:
     hint = next((h for kind, h in _HINTS if isinstance(exc, kind)), None)
     if isinstance(exc, MetaToolsError):
         _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, hint)
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        _fail(
+            exc.strerror or str(exc),
+            "another process uses that port: pass another --port, or 0 for a free one",
+        )
     if isinstance(exc, OSError):
         _fail(str(exc), "check the path and its permissions")
     _fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
 
 
 def _load_tools(specs: list[str] | None) -> list[BaseTool]:
-    """Import `module` (every tool in it) or `module:attribute` (a tool or a list of tools)."""
-    found: list[BaseTool] = []
-    if not specs:
-        return found
-    if "" not in sys.path:
-        sys.path.insert(0, "")  # like `python -m`: modules in the working directory
-    for spec in specs:
-        module_name, _, attribute = spec.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ToolDefinitionError(
-                f"--tools {spec!r}: cannot import {module_name!r}: {exc}"
-            ) from None
-        if attribute:
-            if not hasattr(module, attribute):
-                raise ToolDefinitionError(f"--tools {spec!r}: {module_name!r} has no {attribute!r}")
-            value = getattr(module, attribute)
-            items = value if isinstance(value, list | tuple) else [value]
-        else:
-            items = list(vars(module).values())
-        tools = [t for t in map(_as_tool, items) if t is not None]
-        if attribute and len(tools) != len(items):
-            raise ToolDefinitionError(f"--tools {spec!r}: not a tool or a list of tools")
-        if not tools:
-            raise ToolDefinitionError(f"--tools {spec!r}: the module defines no tool")
-        found.extend(t for t in tools if all(t is not other for other in found))
-    return found
+    """The tools of each `--tools` spec (see `import_tools`), found from the working directory."""
+    return collect_tools([import_tools(spec, base_dir=Path.cwd()) for spec in specs or []])
 
 
-def _as_tool(item: Any) -> BaseTool | None:
-    if isinstance(item, BaseTool):
-        return item
-    wrapped = getattr(item, "_tool", None)
-    return wrapped if isinstance(wrapped, BaseTool) else None
+def _require_config(config: Path) -> None:
+    """A missing config file is an error pointing at `init` and `-c`."""
+    if not config.exists():
+        where = f"in this folder ({Path.cwd()})" if config == DEFAULT_CONFIG else "found"
+        _fail(
+            f"no config file {str(config)!r} {where}",
+            "create a starter config with `meta-tools init`, or pass one with -c PATH",
+        )
 
 
-def _router(config: Path, tools: list[str] | None, *, needs_model: bool) -> MetaManager:
-    loaded = MetaToolsConfig.load(config)
-    return MetaManager.from_config(
-        loaded, tools=_load_tools(tools), model=None if needs_model else NoModel()
+def _load_config(config: Path) -> MetaToolsConfig:
+    """The config at `config` (see `_require_config`)."""
+    _require_config(config)
+    return MetaToolsConfig.load(config)
+
+
+def _check_category(config: MetaToolsConfig, name: str) -> None:
+    """Fail early on a category the config does not have, with close names."""
+    known = {slugify(n): n for n in config.categories}
+    if name in config.categories or slugify(name) in known:
+        return
+    close = difflib.get_close_matches(slugify(name), list(known), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    listed = ", ".join(f"{slug!r} ({display})" for slug, display in known.items())
+    raise CategoryNotFoundError(f"unknown category {name!r}; {hint}the categories are: {listed}")
+
+
+def _no_model(config: MetaToolsConfig, source: Path) -> NoReturn:
+    why = missing_model(config, serving=False) or "it has no model"
+    _fail(
+        f"{source}: cannot run a category: {why}",
+        "add one of these to the config (or set the key), then run again;"
+        " `meta-tools serve` needs none of them when its host supports sampling",
+        problems=ways_out(),
     )
 
 
 # -- commands --------------------------------------------------------------------------------
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"meta-tools {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Show tracebacks and debug logs (also after the command)."),
+    ] = False,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            help="Log level on stderr: debug, info, warning or error (default: error; info"
+            " for serve).",
+            metavar="LEVEL",
+            show_default=False,
+        ),
+    ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
 ) -> None:
-    ctx.obj = _Options(debug=debug)
+    if log_level is not None and log_level.lower() not in LOG_LEVELS:
+        _fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
+    ctx.obj = _Options(debug=debug, log_level=log_level)
     # Commands report problems themselves; `serve` lowers this to INFO (reloads, servers).
-    _log_to_stderr(logging.DEBUG if debug else logging.ERROR)
+    _log_to_stderr(_level(ctx.obj, logging.ERROR))
+
+
+def _level(options: _Options, default: int) -> int:
+    """The log level chosen by `--log-level` / `--debug`, else `default`."""
+    if options.log_level is not None:
+        return int(getattr(logging, options.log_level.upper()))
+    return logging.DEBUG if options.debug else default
 
 
 @app.command()
@@ -220,10 +279,30 @@ def serve(
         if transport not in ("stdio", "http"):
             _fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
         chosen: Literal["stdio", "http"] = "stdio" if transport == "stdio" else "http"
-        meta = MetaManager.from_config(config, tools=_load_tools(tools))
-        _log_to_stderr(logging.DEBUG if ctx.obj.debug else logging.INFO)
+        loaded = _load_config(config)
+        model = None
+        if _sampling_by_default(loaded):
+            from ..llm.sampling import SamplingChatModel
+
+            model = SamplingChatModel()
+        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=model)
+        _log_to_stderr(_level(ctx.obj, logging.INFO))
         settings = _ServeSettings(chosen, host, port, token, trace, reload)
         anyio.run(lambda: _serve(meta, config, settings))
+
+
+def _sampling_by_default(config: MetaToolsConfig) -> bool:
+    """No `model` section and no key: serve with the host's model rather than not at all."""
+    why = missing_model(config, serving=True)
+    if has_model_section(config) or why is None:
+        return False
+    _stderr().print(
+        f"note: {why}; the categories use the MCP host's own model (sampling). A host that"
+        " cannot sample gets an error naming the ways out.",
+        soft_wrap=True,
+        markup=False,
+    )
+    return True
 
 
 @dataclass(frozen=True)
@@ -308,7 +387,11 @@ def run(
 
     console = Console(highlight=False)
     with _errors(ctx):
-        meta = _router(config, tools, needs_model=True)
+        loaded = _load_config(config)
+        _check_category(loaded, category)
+        if missing_model(loaded, serving=False) is not None:
+            _no_model(loaded, config)
+        meta = MetaManager.from_config(loaded, tools=_load_tools(tools))
 
         async def go() -> Any:
             async with meta:
@@ -324,8 +407,8 @@ def run(
                         await tracer.aclose()
 
         result = anyio.run(go)
-        if as_json:
-            typer.echo(result.model_dump_json(indent=2))
+        if as_json:  # the very JSON the main agent gets, indented
+            typer.echo(json.dumps(json.loads(result.to_json()), indent=2, ensure_ascii=False))
         else:
             print_result(console, result)
         if result.status == "failed":
@@ -341,7 +424,8 @@ def list_(
 ) -> None:
     """List the categories, their tools, and what the main agent sees versus all tools flat."""
     with _errors(ctx):
-        meta = _router(config, tools, needs_model=False)
+        loaded = _load_config(config)
+        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=NoModel())
 
         async def go() -> dict[str, Any]:
             async with meta:
@@ -357,14 +441,22 @@ def list_(
 @app.command()
 def validate(
     ctx: typer.Context,
-    config: Annotated[Path, typer.Argument(help="The config file.")] = DEFAULT_CONFIG,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The config file (the same as -c).", show_default=False, metavar="[FILE]"
+        ),
+    ] = None,
+    config: ConfigOption = DEFAULT_CONFIG,
     tools: ToolsOption = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Do not start MCP servers to check tool names.")
     ] = False,
 ) -> None:
     """Check a config: every problem listed (exit 1), then warnings."""
+    config = path or config
     with _errors(ctx):
+        _require_config(config)
         report = anyio.run(lambda: check_config(config, _load_tools(tools), offline=offline))
         console, err = Console(highlight=False), _stderr()
         for warning in report.warnings:
@@ -373,10 +465,53 @@ def validate(
             count = len(report.problems)
             _fail(
                 f"{config}: {count} problem{'s' if count != 1 else ''}",
-                "fix them and run `meta-tools validate` again",
+                f"fix {'them' if count != 1 else 'it'} and run `meta-tools validate` again",
                 problems=report.problems,
             )
         console.print(f"[green]✓[/] {config}: {report.summary}", soft_wrap=True)
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    config: ConfigOption = DEFAULT_CONFIG,
+    prompts: Annotated[
+        bool,
+        typer.Option(
+            "--prompts", help=f"Also copy the prompt templates to ./{PROMPTS_DIR} to edit."
+        ),
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+) -> None:
+    """Write a commented starter config (works offline: the demo MCP server's tools)."""
+    with _errors(ctx):
+        folder = config.parent
+        written = write_starter(folder, name=config.name, prompts=prompts, force=force)
+        for path in written:
+            typer.echo(f"wrote {path}{'/' if path.is_dir() else ''}")
+        flag = "" if config == DEFAULT_CONFIG else f" -c {config}"
+        typer.echo(
+            f"next: meta-tools list{flag}  (the categories), meta-tools validate{flag},"
+            f" meta-tools serve{flag}  (for an MCP host)"
+        )
+
+
+@app.command()
+def trace(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A trace written with --trace.", metavar="FILE")],
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Show only this run (its id or a prefix).")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Show prompts and results whole, not cut.")
+    ] = False,
+) -> None:
+    """Show a trace file as a tree per category run: prompts, tool calls, results."""
+    from .trace import print_trace
+
+    with _errors(ctx):
+        print_trace(Console(highlight=False), file, run_id=run_id, full=full)
 
 
 @app.command()
@@ -401,6 +536,44 @@ def demo(
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
 
 
+_GLOBAL_FLAGS = ("--debug",)
+_GLOBAL_VALUED = ("--log-level",)
+
+
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move global options given after the command in front of it (`run X --debug`)."""
+    command = None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in _GLOBAL_VALUED:
+            index += 2
+            continue
+        if not arg.startswith("-"):
+            command = index
+            break
+        index += 1
+    if command is None:
+        return args
+    front, moved, rest = args[:command], [], []
+    tail = args[command:]
+    index = 0
+    while index < len(tail):
+        arg = tail[index]
+        if arg == "--":
+            rest += tail[index:]
+            break
+        if arg in _GLOBAL_FLAGS or arg.startswith(tuple(f"{o}=" for o in _GLOBAL_VALUED)):
+            moved.append(arg)
+        elif arg in _GLOBAL_VALUED and index + 1 < len(tail):
+            moved += tail[index : index + 2]
+            index += 1
+        else:
+            rest.append(arg)
+        index += 1
+    return front + moved + rest
+
+
 def main() -> None:
     """The console script's entry point."""
-    app()
+    app(args=hoist_global_options(sys.argv[1:]), prog_name="meta-tools")

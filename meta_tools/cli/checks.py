@@ -12,9 +12,11 @@ from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
 from ..llm.types import AssistantTurn, ChatRequest
+from ..llm.ways_out import has_model_section, missing_model
 from ..router.manager import MetaManager
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import PendingTool
+from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 
 __all__ = ["ConfigReport", "NoModel", "check_config", "editor_schema", "measure"]
@@ -49,22 +51,18 @@ async def check_config(
         config = MetaToolsConfig.load(path)
     except ConfigError as exc:
         report.problems.extend(exc.problems)
-        return report
+        salvaged = salvage(path)  # check the rest too: every problem in one pass
+        if salvaged is None:
+            return report
+        config = salvaged
     try:
         PromptSet.load(config.prompts_path())
     except ConfigError as exc:
         report.problems.extend(exc.problems)
-    env_name = config.model.key_env
-    if env_name and not os.environ.get(env_name):
-        report.warnings.append(
-            f"$.model: the API key variable {env_name!r} is not set;"
-            " `run` and `serve` need it (`list` and `validate` do not)"
-        )
+    report.warnings.extend(_model_warnings(config))
     if offline and config.mcp_servers:
         report.warnings.append("tool names were not checked: --offline skips the MCP servers")
         report.summary = f"{len(config.categories)} categories (tool names not checked)"
-        return report
-    if report.problems:
         return report
     # Connect every server now (not on first use), so that every tool name is checked.
     servers = {n: s.model_copy(update={"connect": "start"}) for n, s in config.mcp_servers.items()}
@@ -83,7 +81,23 @@ async def check_config(
         report.problems.extend(exc.problems)
     except MetaToolsError as exc:
         report.problems.append(str(exc))
+    report.problems = list(dict.fromkeys(report.problems))  # a template problem comes twice
     return report
+
+
+def _model_warnings(config: MetaToolsConfig) -> list[str]:
+    """What `run` and `serve` will lack for a model (`list` and `validate` need none)."""
+    why = missing_model(config, serving=False)
+    if why is None:
+        return []
+    if config.model.provider == "sampling":
+        return [f"$.model: {why}; `run` cannot use it"]
+    if not has_model_section(config):
+        return [
+            f"{why}: `serve` will use the MCP host's model (sampling); `run` needs a key,"
+            ' a local server ("base_url") or a ScriptedModel from Python'
+        ]
+    return [f"$.model: {why}; `run` and `serve` need it (`list` and `validate` do not)"]
 
 
 def _count(number: int, one: str, many: str) -> str:

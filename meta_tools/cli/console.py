@@ -5,6 +5,7 @@ Used by the `meta-tools` command and the demo; the library itself never prints.
 
 from __future__ import annotations
 
+import json
 from types import TracebackType
 from typing import Any
 
@@ -17,6 +18,7 @@ from rich.table import Table
 from ..agent import AgentStep, CategoryCalled, CategoryReturned
 from ..category.events import (
     Evaluated,
+    ModelCalled,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -25,7 +27,14 @@ from ..category.events import (
 )
 from ..category.result import CategoryResult, truncate
 
-__all__ = ["AgentStepPrinter", "RunProgress", "StepPrinter", "print_listing", "print_result"]
+__all__ = [
+    "AgentStepPrinter",
+    "RunProgress",
+    "StepPrinter",
+    "print_listing",
+    "print_result",
+    "print_saving",
+]
 
 _STATUS_STYLE = {
     "success": "green",
@@ -34,6 +43,14 @@ _STATUS_STYLE = {
     "max_iterations": "yellow",
     "failed": "red",
 }
+
+
+def _arguments(arguments: dict[str, Any] | str, limit: int = 120) -> str:
+    """A tool call's arguments as one short line: `(a=2, b=3)`."""
+    if isinstance(arguments, str):
+        return f"({truncate(arguments, limit)})"
+    inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"({truncate(inner, limit)})"
 
 
 def _tokens(prompt: int, completion: int) -> str:
@@ -57,10 +74,12 @@ class StepPrinter:
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
                 return f"  • selected {escape(chosen)} [dim]({took:.2f} s{cost})[/]"
             case ToolFinished(tool=tool, ok=True, duration_s=took):
-                return f"  [green]✓[/] {escape(tool)} [dim]({took:.2f} s)[/]"
+                shown = escape(tool + _arguments(event.arguments))
+                return f"  [green]✓[/] {shown} [dim]({took:.2f} s)[/]"
             case ToolFinished(tool=tool, duration_s=took, error=error):
                 why = escape(truncate(error or "failed", 160))
-                return f"  [red]✗[/] {escape(tool)} [dim]({took:.2f} s)[/] {why}"
+                shown = escape(tool + _arguments(event.arguments))
+                return f"  [red]✗[/] {shown} [dim]({took:.2f} s)[/] {why}"
             case Evaluated(decision=decision, duration_s=took):
                 verdict = "more tools needed" if decision == "more_tools" else "done"
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
@@ -75,8 +94,9 @@ class StepPrinter:
         return f"  • {escape(event.kind)}"
 
     async def sink(self, event: RunEvent) -> None:
-        """An `EventSink` that prints each event as it happens."""
-        self.console.print(self.pad + self.line(event), soft_wrap=True)
+        """An `EventSink` that prints each event as it happens (prompts are for traces)."""
+        if not isinstance(event, ModelCalled):
+            self.console.print(self.pad + self.line(event), soft_wrap=True)
 
 
 class AgentStepPrinter:
@@ -104,6 +124,8 @@ class AgentStepPrinter:
                     f"  [bold cyan]{escape(self.agent)} ←[/] {escape(call.name)}: {escape(truncate(shown, 300))}",
                     soft_wrap=True,
                 )
+            case ModelCalled():
+                return
             case RunEvent():
                 if step.kind == "tool_finished":
                     self.tool_calls += 1
@@ -136,7 +158,7 @@ class RunProgress(StepPrinter):
 
     async def sink(self, event: RunEvent) -> None:
         await super().sink(event)
-        if self._status is None:
+        if self._status is None or isinstance(event, ModelCalled):
             return
         match event:
             case RunStarted():
@@ -180,6 +202,29 @@ def print_result(console: Console, result: CategoryResult) -> None:
     )
 
 
+def print_saving(
+    console: Console, listing: dict[str, Any], *, agent: str = "The main agent"
+) -> None:
+    """What the main agent sees versus all tools flat (see `checks.measure`)."""
+    main, flat = listing["main_agent"], listing["flat"]
+
+    def size(part: dict[str, Any]) -> str:
+        return f"{part['chars']:,} characters, {part['tokens']:,} tokens"
+
+    tools = "tool" if flat["tools"] == 1 else "tools"
+    sees = "sees" if agent == "The main agent" else "saw"
+    console.print(
+        f"\n{agent} {sees} {main['tools']} category {'tool' if main['tools'] == 1 else 'tools'}:"
+        f" {size(main)}.\nAll {flat['tools']} {tools} flat would be: {size(flat)}."
+    )
+    console.print(f"[dim]Tokens counted with {escape(listing['tokenizer'])}.[/]")
+    if flat["chars"]:
+        saved = 100 * (1 - main["chars"] / flat["chars"])
+        console.print(
+            f"That is [bold]{abs(saved):.0f}%[/] {'smaller' if saved >= 0 else 'larger'}."
+        )
+
+
 def print_listing(console: Console, listing: dict[str, Any]) -> None:
     """The output of `meta-tools list` (see `checks.measure`)."""
     table = Table("tool name", "category", "tools", show_lines=False, show_edge=False)
@@ -190,21 +235,6 @@ def print_listing(console: Console, listing: dict[str, Any]) -> None:
             escape(", ".join(category["tools"]) or "—"),
         )
     console.print(table)
-    main, flat = listing["main_agent"], listing["flat"]
-
-    def size(part: dict[str, Any]) -> str:
-        return f"{part['chars']:,} characters, {part['tokens']:,} tokens"
-
-    tools = "tool" if flat["tools"] == 1 else "tools"
-    console.print(
-        f"\nThe main agent sees {main['tools']} category {'tool' if main['tools'] == 1 else 'tools'}:"
-        f" {size(main)}.\nAll {flat['tools']} {tools} flat would be: {size(flat)}."
-    )
-    console.print(f"[dim]Tokens counted with {escape(listing['tokenizer'])}.[/]")
-    if flat["chars"]:
-        saved = 100 * (1 - main["chars"] / flat["chars"])
-        console.print(
-            f"That is [bold]{abs(saved):.0f}%[/] {'smaller' if saved >= 0 else 'larger'}."
-        )
+    print_saving(console, listing)
     for warning in listing.get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

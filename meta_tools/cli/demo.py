@@ -24,7 +24,8 @@ from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
 from ..tracing import Tracer
-from .console import AgentStepPrinter
+from .checks import measure
+from .console import AgentStepPrinter, print_saving
 from .tokens import load_counter
 
 __all__ = ["DEMO", "demo_config", "run_demo"]
@@ -338,6 +339,7 @@ async def run_demo(
                 console.print(f"[bold green]you>[/] {escape(question.text)}", soft_wrap=True)
                 answer = await friday.ask(question.text, on_step=printer)
                 console.print(f"[bold cyan]Friday>[/] {escape(answer)}\n", soft_wrap=True)
+            saving = measure(meta)
     finally:
         if tracer is not None:
             await tracer.aclose()
@@ -348,3 +350,4 @@ async def run_demo(
         + (f" Trace: {trace}" if trace else ""),
         soft_wrap=True,
     )
+    print_saving(console, saving, agent="Friday")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import TypedDict
 
 from ..config import ModelConfig
 from .base import ChatModel
+from .ways_out import is_local_url
 
 __all__ = ["model_from_config"]
 
@@ -15,6 +17,7 @@ class _ClientSettings(TypedDict, total=False):
 
     base_url: str | None
     api_key_env: str
+    api_key: str
     timeout: float
     max_retries: int
     backoff_s: float
@@ -41,6 +44,8 @@ def model_from_config(config: ModelConfig) -> ChatModel:
     }
     if config.api_key_env:  # otherwise the client's own default variable
         settings["api_key_env"] = config.api_key_env
+    if _keyless(config):
+        settings["api_key"] = "no-key"  # the SDK insists on one; a local server ignores it
     if config.provider == "dashscope":
         from .dashscope import DashScopeChatModel
 
@@ -48,3 +53,13 @@ def model_from_config(config: ModelConfig) -> ChatModel:
     from .openai import OpenAIChatModel
 
     return OpenAIChatModel(config.name, **settings)
+
+
+def _keyless(config: ModelConfig) -> bool:
+    """A local OpenAI-compatible server (Ollama, vLLM, llama.cpp) with no key set: none needed."""
+    env = config.key_env
+    return (
+        config.provider == "openai"
+        and is_local_url(config.base_url)
+        and not (env and os.environ.get(env))
+    )

@@ -26,6 +26,7 @@ from mcp import MCPError
 
 from ..exceptions import ModelError, SamplingUnsupportedError
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
+from .ways_out import ways_out
 
 __all__ = [
     "SamplingChatModel",
@@ -36,9 +37,7 @@ __all__ = [
     "to_turn",
 ]
 
-ALTERNATIVES = (
-    "set model.provider to 'openai' (any OpenAI-compatible endpoint) or 'dashscope' in the config"
-)
+ALTERNATIVES = "Ways out: " + "; ".join(f"({n}) {w}" for n, w in enumerate(ways_out(), 1))
 
 
 class SamplingHost(Protocol):
@@ -73,9 +72,9 @@ def unsupported_message(capabilities: mcp_types.ClientCapabilities | None) -> st
     sampling = capabilities.sampling if capabilities is not None else None
     missing = "sampling" if sampling is None else "sampling.tools"
     return (
-        f"the router's categories use the MCP host's own model (model.provider 'sampling'),"
-        f" but this host did not declare the {missing!r} capability; use a host that supports"
-        f" sampling with tools, or {ALTERNATIVES}"
+        f"the router's categories use the MCP host's own model (sampling: model.provider"
+        f" 'sampling', or no `model` section and no API key),"
+        f" but this host did not declare the {missing!r} capability. {ALTERNATIVES}"
     )
 
 
@@ -199,7 +198,7 @@ class SamplingChatModel:
         if host is None:
             raise SamplingUnsupportedError(
                 "model.provider 'sampling' uses the model of the MCP host that calls the router,"
-                f" so it works only while the router is served over MCP (meta-tools serve); {ALTERNATIVES}"
+                f" so it works only while the router is served over MCP (meta-tools serve). {ALTERNATIVES}"
             )
         params = to_sampling_params(
             request, max_tokens=self.max_tokens, temperature=self.temperature

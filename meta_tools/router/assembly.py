@@ -14,7 +14,6 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
 
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
@@ -30,6 +29,7 @@ from ..tools.base import BaseTool
 from ..tools.cache import ResultCache, unwrap
 from ..tools.mcp.source import McpToolSource
 from ..tools.pack import ToolPack
+from ..tools.python_source import ToolsLike
 from .sources import ToolSources
 
 __all__ = ["ConfigAssembly", "category_from_config", "category_table", "config_secrets"]
@@ -140,7 +140,7 @@ class ConfigAssembly(AsyncCloseable):
         cls,
         config: MetaToolsConfig | str | os.PathLike[str],
         *,
-        tools: Iterable[BaseTool | Callable[..., Any]] = (),
+        tools: ToolsLike = (),
         model: ChatModel | None = None,
         sources: Iterable[McpToolSource] = (),
     ) -> tuple[ConfigAssembly, Categories]:
@@ -196,17 +196,13 @@ class ConfigAssembly(AsyncCloseable):
         A model built from the old `model` section is closed once no call uses it.
 
         Raises:
-            ConfigError: every problem of `config`; nothing changes.
+            ConfigError: every problem of `config`; nothing changes. A change of
+                `mcp_servers`, `python_tools` or `builtins` is not applied (the sources are
+                open; it needs a restart) but named in the warnings; the rest of the edit is.
             ModelError: the new `model` section names a key that is not set.
         """
         old = self.config
-        changed = [
-            f"$.{section}: changed; restart the service to apply it"
-            for section in ("mcp_servers", "builtins")
-            if getattr(config, section) != getattr(old, section)
-        ]
-        if changed:
-            raise ConfigError(config.source, changed)
+        config, restart = keep_sources(config, old)
         prompts = PromptSet.load(config.prompts_path())
         model, built = self._model, None
         # A model passed in code stays; one built from the config follows its `model` section.
@@ -225,6 +221,7 @@ class ConfigAssembly(AsyncCloseable):
             if manager.name in previous:
                 manager.adopt_memory(previous[manager.name])
         self.config = config
+        self.warnings = restart + self.warnings
         return table
 
     # -- tool sources --------------------------------------------------------------------
@@ -307,3 +304,26 @@ def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
     return len(current) == len(new) and all(
         unwrap(a) is unwrap(b) for a, b in zip(current, new, strict=True)
     )
+
+
+_RESTART_SECTIONS = ("mcp_servers", "python_tools", "builtins")
+
+
+def keep_sources(
+    config: MetaToolsConfig, current: MetaToolsConfig
+) -> tuple[MetaToolsConfig, list[str]]:
+    """`config` with the running tool sources kept, and one warning per section that changed.
+
+    The tool sources are open (MCP sessions, imported modules); an edit of them
+    applies on the next start, while the rest of the edit applies now.
+    """
+    changed = [s for s in _RESTART_SECTIONS if getattr(config, s) != getattr(current, s)]
+    if not changed:
+        return config, []
+    kept = config.model_copy(update={s: getattr(current, s) for s in changed})
+    warnings = [
+        f"$.{section}: changed, but tool sources are not reloaded; restart the service to"
+        " apply it (the rest of the edit is applied)"
+        for section in changed
+    ]
+    return kept, warnings

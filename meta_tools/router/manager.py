@@ -18,8 +18,8 @@ from ..category.result import CategoryResult
 from ..config import MetaToolsConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
-from ..tools.base import BaseTool
 from ..tools.mcp.source import McpToolSource
+from ..tools.python_source import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
 
@@ -77,7 +77,7 @@ class MetaManager(AsyncCloseable):
         cls,
         config: MetaToolsConfig | str | os.PathLike[str],
         *,
-        tools: Iterable[BaseTool | Callable[..., Any]] = (),
+        tools: ToolsLike = (),
         model: ChatModel | None = None,
         sources: Iterable[McpToolSource] = (),
     ) -> MetaManager:

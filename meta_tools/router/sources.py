@@ -11,19 +11,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
-from typing import Any
 
 import anyio
 
 from ..category.manager import CategoryManager, slugify
 from ..config import CacheConfig, MetaToolsConfig, json_path
-from ..exceptions import ConfigError, ToolUnavailableError
+from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.builtins import builtin_tools
 from ..tools.cache import CachedTool, ResultCache, cache_from_config, unwrap
 from ..tools.mcp.source import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool
-from ..tools.pack import as_tool
+from ..tools.python_source import ToolsLike, collect_tools, import_tools
 from ..tools.schema import TOOL_NAME
 from .resolve import resolve_tools
 
@@ -59,22 +58,24 @@ class ToolSources:
         cls,
         config: MetaToolsConfig,
         *,
-        tools: Iterable[BaseTool | Callable[..., Any]],
+        tools: ToolsLike,
         servers: Iterable[McpToolSource],
         stack: AsyncExitStack,
     ) -> ToolSources:
         """The config's MCP servers and built-ins, plus the tools and servers given in code.
 
         Raises:
-            ConfigError: two MCP servers, or two Python tools, share a name.
+            ConfigError: two MCP servers, or two Python tools, share a name; a module
+                or file in `python_tools` cannot be imported.
             ToolDefinitionError: a function cannot become a tool.
         """
         mcp = [
             McpToolSource.from_config(name, spec, base_dir=config.base_dir)
             for name, spec in config.mcp_servers.items()
         ] + list(servers)
-        python = [as_tool(t) for t in tools] + builtin_tools(config)
-        problems = [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
+        python, problems = _config_python_tools(config)
+        python = collect_tools(tools) + python + builtin_tools(config)
+        problems += [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
         problems += [
             f"two tools are named {n!r}; rename one" for n in _twice(t.name for t in python)
         ]
@@ -101,7 +102,16 @@ class ToolSources:
         chosen, warnings = resolve_tools(
             config, available, placeholder=self._placeholder(), strict=strict
         )
-        return chosen, clashes + warnings
+        return chosen, clashes + warnings + self._left_out()
+
+    def _left_out(self) -> list[str]:
+        """One warning per MCP tool that only runs as a task, which no category can call."""
+        return [
+            f"{json_path(('mcp_servers', server.name))}: tool {name!r} is left out: it must be"
+            ' called as a task (execution.taskSupport "required"), which meta-tools cannot do yet'
+            for server in self.servers
+            for name in server.left_out
+        ]
 
     def cache(self, config: CacheConfig, scope: str) -> ResultCache:
         """One cache per (scope, settings), kept across reloads and closed with the stack."""
@@ -219,3 +229,15 @@ def _twice(names: Iterable[str]) -> list[str]:
     for name in names:
         (repeated if name in seen else seen).add(name)
     return sorted(repeated)
+
+
+def _config_python_tools(config: MetaToolsConfig) -> tuple[list[BaseTool], list[str]]:
+    """The tools of the config's `python_tools`, and one problem per spec that fails."""
+    found: list[BaseTool] = []
+    problems: list[str] = []
+    for index, spec in enumerate(config.python_tools):
+        try:
+            found += import_tools(spec, base_dir=config.base_dir, label=f"$.python_tools[{index}]")
+        except ToolDefinitionError as exc:
+            problems.append(str(exc))
+    return collect_tools(found), problems

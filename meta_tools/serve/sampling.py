@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from ..category.events import (
     Evaluated,
+    ModelCalled,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -78,7 +79,7 @@ class Progress:
 
     async def __call__(self, event: RunEvent) -> None:
         ctx = self.ctx
-        if ctx is None:
+        if ctx is None or isinstance(event, ModelCalled):  # prompts are for traces only
             return
         self.steps += 1
         try:

@@ -56,6 +56,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .. import __version__
 from ..category.result import CategoryResult
 from ..config import MetaToolsConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
@@ -228,7 +229,7 @@ def build_server(
 
     server: Server[dict[str, Any]] = Server(
         name,
-        version="1.0.0",
+        version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         on_list_tools=handlers.list_tools,
@@ -399,9 +400,9 @@ async def _serve_http(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(128)
-    except OSError:
+    except OSError as exc:
         sock.close()  # a taken port must not leak the socket
-        raise
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)

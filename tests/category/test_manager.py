@@ -341,8 +341,10 @@ async def test_events_report_each_step_in_order() -> None:
     result = await manager(model, add).run("Add", "1 2", on_event=sink)
     assert [e.kind for e in events] == [
         "run_started",
+        "model_called",
         "tools_selected",
         "tool_finished",
+        "model_called",
         "evaluated",
         "run_finished",
     ]

@@ -220,10 +220,14 @@ async def test_a_host_without_sampling_tools_is_told_the_alternatives(mode: str)
         result = await c.call_tool("text", TASK)
     assert result.is_error is True
     assert result.content[0].text == (  # type: ignore[union-attr]
-        "the router's categories use the MCP host's own model (model.provider 'sampling'), but"
-        " this host did not declare the 'sampling.tools' capability; use a host that supports"
-        " sampling with tools, or set model.provider to 'openai' (any OpenAI-compatible"
-        " endpoint) or 'dashscope' in the config"
+        "the router's categories use the MCP host's own model (sampling: model.provider"
+        " 'sampling', or no `model` section and no API key), but this host did not declare the"
+        " 'sampling.tools' capability. Ways out: (1) an API key: export OPENAI_API_KEY=sk-... "
+        ' (or DASHSCOPE_API_KEY with "model": {"provider": "dashscope", "name": "qwen-plus"}'
+        " in the config); (2) a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), no"
+        ' key needed: "model": {"provider": "openai", "name": "llama3.2", "base_url":'
+        ' "http://127.0.0.1:11434/v1"}; (3) the MCP host\'s own model: "model": {"provider":'
+        ' "sampling"}, served by `meta-tools serve` to a host that supports sampling with tools'
     )
 
 

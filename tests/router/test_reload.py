@@ -12,7 +12,7 @@ from mcp import Client
 
 from meta_tools import tool
 from meta_tools.config import MetaToolsConfig
-from meta_tools.exceptions import ClosedError, ConfigError
+from meta_tools.exceptions import ClosedError
 from meta_tools.llm import (
     AssistantTurn,
     ChatRequest,
@@ -184,16 +184,25 @@ async def test_an_invalid_edit_keeps_the_running_categories_and_reports_every_pr
     assert await reloader.reload_now() is None  # the same broken content is reported once
 
 
-async def test_changing_the_mcp_servers_section_asks_for_a_restart(tmp_path: Path) -> None:
+async def test_an_edit_of_mcp_servers_applies_the_rest_and_says_the_servers_need_a_restart(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "Meta_tool_config.json"
     write(path, TWO_GROUPS)
     meta = build(path)
     servers = {"mcp_servers": {"demo": {"transport": "stdio", "command": "python"}}}
-    write(path, {**TWO_GROUPS, **servers})
-    with pytest.raises(ConfigError) as caught:
-        await meta.reload(MetaToolsConfig.load(path))
-    assert caught.value.problems == ["$.mcp_servers: changed; restart the service to apply it"]
+    regrouped = {**TWO_GROUPS, "Text": {**TWO_GROUPS["Text"], "description": "Edited."}}
+    write(path, {**regrouped, **servers, "builtins": {"execute_python_code": {}}})
+    warnings = await meta.reload(MetaToolsConfig.load(path))
+    restart = [w for w in warnings if "restart" in w]
+    assert restart == [
+        f"$.{section}: changed, but tool sources are not reloaded; restart the service to"
+        " apply it (the rest of the edit is applied)"
+        for section in ("mcp_servers", "builtins")
+    ]
     assert names(meta) == ["text", "waiting"]
+    assert meta.get_category("text").description == "Edited."
+    assert meta.config is not None and meta.config.mcp_servers == {}  # the running sources
 
 
 async def test_a_model_replaced_by_a_reload_is_closed_once_the_calls_using_it_have_ended(

@@ -123,6 +123,8 @@ class McpToolSource(AsyncCloseable):
         self._listeners: list[Callable[[McpToolSource], None]] = []
         self._status: SourceStatus = "idle"
         self._last_error: str | None = None
+        self.left_out: list[str] = []
+        """Listed tools that need task augmentation (`execution.taskSupport: "required"`)."""
         self._failures = 0
         self._retry_at = 0.0
         self._client: Client | None = None
@@ -381,15 +383,19 @@ class McpToolSource(AsyncCloseable):
         else:
             logger.warning("MCP server %r: stopped listing after %d pages", self.name, _MAX_PAGES)
         tools: dict[str, McpServerTool] = {}
+        left_out: list[str] = []
         for remote in listed[:_MAX_TOOLS]:
             name = tool_name_for(remote.name, self.prefix)
+            if remote.execution is not None and remote.execution.task_support == "required":
+                left_out.append(remote.name)  # the SDK's client cannot call tools as tasks
+                continue
             if name in tools:
                 logger.warning(
                     "MCP server %r: two tools map to %r; keeping the first", self.name, name
                 )
                 continue
             tools[name] = McpServerTool(self, remote, name)
-        self._tools, self._listed = tools, True
+        self._tools, self._listed, self.left_out = tools, True, left_out
         for listener in list(self._listeners):
             listener(self)
 

@@ -1,0 +1,82 @@
+"""What to tell a user whose router has no usable model: the three ways out, with exact config lines.
+
+The same text serves the terminal (`meta-tools run`), the MCP host (an
+`isError` result under `meta-tools serve`) and errors raised in code, so a
+user meets one set of instructions wherever they hit the problem.
+"""
+
+from __future__ import annotations
+
+import os
+from ipaddress import ip_address
+from urllib.parse import urlsplit
+
+from ..config import MetaToolsConfig
+
+__all__ = ["WAYS_OUT", "has_model_section", "is_local_url", "missing_model", "ways_out"]
+
+WAYS_OUT: tuple[tuple[str, str], ...] = (
+    (
+        "an API key",
+        'export OPENAI_API_KEY=sk-...  (or DASHSCOPE_API_KEY with "model": {"provider":'
+        ' "dashscope", "name": "qwen-plus"} in the config)',
+    ),
+    (
+        "a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), no key needed",
+        '"model": {"provider": "openai", "name": "llama3.2", "base_url": "http://127.0.0.1:11434/v1"}',
+    ),
+    (
+        "the MCP host's own model",
+        '"model": {"provider": "sampling"}, served by `meta-tools serve` to a host that'
+        " supports sampling with tools",
+    ),
+)
+
+
+def ways_out() -> list[str]:
+    """The three ways out, one line each: what, then the exact line to write."""
+    return [f"{what}: {line}" for what, line in WAYS_OUT]
+
+
+def has_model_section(config: MetaToolsConfig) -> bool:
+    """Whether the file has a `model` section (else the defaults apply)."""
+    return "model" in config.model_fields_set
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether `url` points at this machine (a local model server needs no key)."""
+    host = urlsplit(url).hostname if url else None
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def missing_model(config: MetaToolsConfig, *, serving: bool) -> str | None:
+    """Why `config` has no model that can run a category now, or None when it has one.
+
+    Args:
+        config: the loaded config.
+        serving: True under `meta-tools serve` (where `sampling` works).
+    """
+    model = config.model
+    if model.provider == "sampling":
+        if serving:
+            return None
+        return (
+            "model.provider 'sampling' uses the model of the MCP host, which exists only"
+            " under `meta-tools serve`"
+        )
+    env = model.key_env
+    if env is None or os.environ.get(env) or is_local_url(model.base_url):
+        return None
+    if not has_model_section(config):
+        return (
+            f"there is no `model` section, and the default model ({model.provider}"
+            f" {model.name!r}) needs the environment variable {env!r}, which is not set"
+        )
+    return f"the `model` section's key variable {env!r} is not set"
