@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 import meta_tools
+from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -26,11 +27,6 @@ from tests.fakes.llm_server import (
 )
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
 
-TOOLS_MODULE = (Path(__file__).parents[1] / "faults" / "serve_tools.py").read_text()
-CATEGORIES = {
-    "Math": {"description": "Arithmetic on integers.", "tools": ["add"]},
-    "Text": {"description": "Transform text.", "tools": ["shout"]},
-}
 KEYS = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")
 WAYS_OUT = (
     "  - an API key: export OPENAI_API_KEY=sk-...  (or DASHSCOPE_API_KEY with"
@@ -403,3 +399,27 @@ def test_a_port_in_use_is_named(folder: Path) -> None:
         f"error: cannot listen on 127.0.0.1:{port}: Address already in use",
         "hint: another process uses that port: pass another --port, or 0 for a free one",
     ]
+
+
+@pytest.mark.anyio
+async def test_the_readme_scripted_model_example_runs_on_the_repo_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from meta_tools import MetaManager
+    from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+
+    monkeypatch.chdir(Path(__file__).parents[2])
+    arguments = {"value": 42.195, "from_unit": "km", "to_unit": "mi"}
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="convert_units", arguments=arguments)]),
+            AssistantTurn(text="42.195 km is 26.22 miles."),
+        ]
+    )
+    with anyio.fail_after(60):
+        async with MetaManager.from_config("Meta_tool_config.json", model=model) as meta:
+            result = await meta.call_tool(
+                "math_units", {"objective": "Convert", "exact_input": "42.195 km"}
+            )
+    assert (result.status, result.summary) == ("success", "42.195 km is 26.22 miles.")
+    assert json.loads(result.executions[0].result or "")["result"] == pytest.approx(26.2188, 1e-4)
