@@ -17,6 +17,7 @@ from .category import CategoryManager, CategoryResult, Execution, RunUsage
 from .category.events import (
     Evaluated,
     EventSink,
+    ModelCalled,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -85,6 +86,7 @@ __all__ = [
     "MetaManager",
     "MetaToolsConfig",
     "MetaToolsError",
+    "ModelCalled",
     "ModelError",
     "OpenAIChatModel",
     "ReloadOutcome",

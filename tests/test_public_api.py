@@ -35,6 +35,7 @@ def test_public_names_are_pinned_and_sorted() -> None:
         "MetaManager",
         "MetaToolsConfig",
         "MetaToolsError",
+        "ModelCalled",
         "ModelError",
         "OpenAIChatModel",
         "ReloadOutcome",

@@ -187,14 +187,15 @@ def _check_category(config: MetaToolsConfig, name: str) -> None:
     raise CategoryNotFoundError(f"unknown category {name!r}; {hint}the categories are: {listed}")
 
 
-def _no_model(config: MetaToolsConfig, source: Path) -> NoReturn:
-    why = missing_model(config, serving=False) or "it has no model"
-    _fail(
-        f"{source}: cannot run a category: {why}",
-        "add one of these to the config (or set the key), then run again;"
-        " `meta-tools serve` needs none of them when its host supports sampling",
-        problems=ways_out(),
-    )
+def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> None:
+    """Fail with the ways out when `config` has no model that can run a category."""
+    why = missing_model(config, serving=serving)
+    if why is None:
+        return
+    hint = "add one of these to the config (or set the key), then run again"
+    if not serving:
+        hint += "; `meta-tools serve` needs none of them when its host supports sampling"
+    _fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out())
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -285,6 +286,8 @@ def serve(
             from ..llm.sampling import SamplingChatModel
 
             model = SamplingChatModel()
+        else:
+            _require_model(loaded, config, serving=True)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=model)
         _log_to_stderr(_level(ctx.obj, logging.INFO))
         settings = _ServeSettings(chosen, host, port, token, trace, reload)
@@ -389,8 +392,7 @@ def run(
     with _errors(ctx):
         loaded = _load_config(config)
         _check_category(loaded, category)
-        if missing_model(loaded, serving=False) is not None:
-            _no_model(loaded, config)
+        _require_model(loaded, config, serving=False)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools))
 
         async def go() -> Any:

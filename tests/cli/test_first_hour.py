@@ -423,3 +423,14 @@ async def test_the_readme_scripted_model_example_runs_on_the_repo_config(
             )
     assert (result.status, result.summary) == ("success", "42.195 km is 26.22 miles.")
     assert json.loads(result.executions[0].result or "")["result"] == pytest.approx(26.2188, 1e-4)
+
+
+def test_serve_with_a_model_section_whose_key_is_unset_names_the_ways_out(folder: Path) -> None:
+    write(folder, {"model": {"name": "gpt-4o", "api_key_env": "MY_UNSET_KEY"}, **CATEGORIES})
+    done = cli(folder, "serve", "-t", "cli_sample_tools")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: Meta_tool_config.json: cannot run a category: the `model` section's key"
+        " variable 'MY_UNSET_KEY' is not set\n" + WAYS_OUT + "hint: add one of these to the"
+        " config (or set the key), then run again\n"
+    )
