@@ -52,6 +52,7 @@ class ToolSources:
         self.servers = list(servers)
         self._stack = stack
         self._caches: dict[tuple[str, CacheConfig], ResultCache] = {}
+        self.unimportable: list[str] = []  # `python_tools` entries that failed, one line each
 
     @classmethod
     def from_config(
@@ -73,15 +74,17 @@ class ToolSources:
             McpToolSource.from_config(name, spec, base_dir=config.base_dir)
             for name, spec in config.mcp_servers.items()
         ] + list(servers)
-        python, problems = _config_python_tools(config)
+        python, unimportable = _config_python_tools(config)
         python = collect_tools(tools) + python + builtin_tools(config)
-        problems += [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
+        problems = [f"two MCP sources are named {n!r}" for n in _twice(s.name for s in mcp)]
         problems += [
             f"two tools are named {n!r}; rename one" for n in _twice(t.name for t in python)
         ]
         if problems:
-            raise ConfigError(config.source, problems)
-        return cls(python, mcp, stack=stack)
+            raise ConfigError(config.source, unimportable + problems)
+        sources = cls(python, mcp, stack=stack)
+        sources.unimportable = unimportable  # reported with the tool names by `resolve`
+        return sources
 
     def resolve(
         self, config: MetaToolsConfig, *, strict: bool = True
@@ -91,12 +94,18 @@ class ToolSources:
         With `strict=False` every problem is a warning (and logged, for a name clash).
 
         Raises:
-            ConfigError: (strict) a name clash, or a listed tool that no source provides.
+            ConfigError: (strict) a `python_tools` entry that cannot be imported, a name
+                clash, or a listed tool that no source provides; all of them at once.
         """
         available = {t.name: self._with_server_cache(config, t) for t in self.tools}
         clashes = self._add_server_tools(config, available)
-        if clashes and strict:
-            raise ConfigError(config.source, clashes)
+        if (self.unimportable or clashes) and strict:
+            problems = self.unimportable + clashes
+            try:
+                resolve_tools(config, available, placeholder=self._placeholder())
+            except ConfigError as exc:
+                problems += exc.problems
+            raise ConfigError(config.source, problems)
         for problem in clashes:
             logger.warning("%s", problem)
         chosen, warnings = resolve_tools(

@@ -261,12 +261,13 @@ def test_a_python_tools_entry_that_cannot_be_imported_says_where_it_was_looked_f
     done = cli(tmp_path, "validate")
     assert done.returncode == 1
     assert done.stderr.splitlines()[1:] == [
-        "error: Meta_tool_config.json: 2 problems",
+        "error: Meta_tool_config.json: 3 problems",
         f"  - $.python_tools[0] 'no_such_module': cannot import module 'no_such_module': not"
         f" found in {str(tmp_path)!r} or the installed packages (a file needs its path, e.g."
         " 'tools/no_such_module.py')",
         f"  - $.python_tools[1] 'missing/file.py': cannot import: no file"
         f" {str(tmp_path / 'missing' / 'file.py')!r}",
+        "  - $.\"Text\".tools[0]: tool 'reverse' is listed but no source provides it",
         "hint: fix them and run `meta-tools validate` again",
     ]
 
