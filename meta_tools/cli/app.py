@@ -275,7 +275,10 @@ def serve(
     ] = True,
     tools: ToolsOption = None,
 ) -> None:
-    """Serve the category tools over MCP (stdio or streamable HTTP); all logs go to stderr."""
+    """Serve the category tools over MCP (stdio or HTTP).
+
+    All logs go to stderr, so stdout stays for the protocol.
+    """
     with _errors(ctx):
         if transport not in ("stdio", "http"):
             _fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
@@ -424,7 +427,10 @@ def list_(
     tools: ToolsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """List the categories, their tools, and what the main agent sees versus all tools flat."""
+    """List the categories and their tools.
+
+    Also what the main agent sees versus all tools flat.
+    """
     with _errors(ctx):
         loaded = _load_config(config)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=NoModel())
@@ -446,7 +452,7 @@ def validate(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="The config file (the same as -c).", show_default=False, metavar="[FILE]"
+            help="The config file (the same as -c).", show_default=False, metavar="FILE"
         ),
     ] = None,
     config: ConfigOption = DEFAULT_CONFIG,
@@ -485,7 +491,11 @@ def init(
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
 ) -> None:
-    """Write a commented starter config (works offline: the demo MCP server's tools)."""
+    """Write a commented starter config.
+
+    It groups the tools of the demo MCP server that ships with meta-tools, so it
+    works at once, offline and without a key.
+    """
     with _errors(ctx):
         folder = config.parent
         written = write_starter(folder, name=config.name, prompts=prompts, force=force)
@@ -509,7 +519,11 @@ def trace(
         bool, typer.Option("--full", help="Show prompts and results whole, not cut.")
     ] = False,
 ) -> None:
-    """Show a trace file as a tree per category run: prompts, tool calls, results."""
+    """Show a --trace file as a tree per run.
+
+    Each LLM call with the new messages of its prompt and its reply; each tool
+    call with its arguments and result.
+    """
     from .trace import print_trace
 
     with _errors(ctx):
@@ -531,14 +545,17 @@ def demo(
     ] = None,
     trace: TraceOption = None,
 ) -> None:
-    """Run the offline demo: a scripted conversation through the real router and MCP server."""
+    """Run the offline demo.
+
+    A scripted conversation through the real router and MCP server.
+    """
     from .demo import run_demo
 
     with _errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
 
 
-_GLOBAL_FLAGS = ("--debug",)
+_GLOBAL_FLAGS = ("--debug", "--version", "-V")
 _GLOBAL_VALUED = ("--log-level",)
 
 
