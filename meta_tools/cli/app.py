@@ -7,7 +7,6 @@ never a traceback unless `--debug` is given. Global options (`--debug`,
 
 from __future__ import annotations
 
-import difflib
 import errno
 import json
 import logging
@@ -24,7 +23,6 @@ from anyio.abc import TaskStatus
 from rich.console import Console
 
 from .. import __version__
-from ..category.manager import slugify
 from ..config import MetaToolsConfig
 from ..exceptions import (
     CategoryNotFoundError,
@@ -42,7 +40,8 @@ from ..router.reload import ConfigReloader
 from ..tools.base import BaseTool
 from ..tools.python_source import collect_tools, import_tools
 from ..tracing import Tracer
-from .checks import NoModel, check_config, editor_schema, measure
+from .argv import hoist_global_options
+from .checks import NoModel, check_category, check_config, editor_schema, measure
 from .console import RunProgress, print_listing, print_result
 from .init import PROMPTS_DIR, write_starter
 
@@ -174,17 +173,6 @@ def _load_config(config: Path) -> MetaToolsConfig:
     """The config at `config` (see `_require_config`)."""
     _require_config(config)
     return MetaToolsConfig.load(config)
-
-
-def _check_category(config: MetaToolsConfig, name: str) -> None:
-    """Fail early on a category the config does not have, with close names."""
-    known = {slugify(n): n for n in config.categories}
-    if name in config.categories or slugify(name) in known:
-        return
-    close = difflib.get_close_matches(slugify(name), list(known), n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
-    listed = ", ".join(f"{slug!r} ({display})" for slug, display in known.items())
-    raise CategoryNotFoundError(f"unknown category {name!r}; {hint}the categories are: {listed}")
 
 
 def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> None:
@@ -394,7 +382,7 @@ def run(
     console = Console(highlight=False)
     with _errors(ctx):
         loaded = _load_config(config)
-        _check_category(loaded, category)
+        check_category(loaded, category)
         _require_model(loaded, config, serving=False)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools))
 
@@ -553,44 +541,6 @@ def demo(
 
     with _errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
-
-
-_GLOBAL_FLAGS = ("--debug", "--version", "-V")
-_GLOBAL_VALUED = ("--log-level",)
-
-
-def hoist_global_options(args: list[str]) -> list[str]:
-    """Move global options given after the command in front of it (`run X --debug`)."""
-    command = None
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg in _GLOBAL_VALUED:
-            index += 2
-            continue
-        if not arg.startswith("-"):
-            command = index
-            break
-        index += 1
-    if command is None:
-        return args
-    front, moved, rest = args[:command], [], []
-    tail = args[command:]
-    index = 0
-    while index < len(tail):
-        arg = tail[index]
-        if arg == "--":
-            rest += tail[index:]
-            break
-        if arg in _GLOBAL_FLAGS or arg.startswith(tuple(f"{o}=" for o in _GLOBAL_VALUED)):
-            moved.append(arg)
-        elif arg in _GLOBAL_VALUED and index + 1 < len(tail):
-            moved += tail[index : index + 2]
-            index += 1
-        else:
-            rest.append(arg)
-        index += 1
-    return front + moved + rest
 
 
 def main() -> None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..category.manager import slugify
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
-from ..exceptions import ConfigError, MetaToolsError, ModelError
+from ..exceptions import CategoryNotFoundError, ConfigError, MetaToolsError, ModelError
 from ..llm.types import AssistantTurn, ChatRequest
 from ..llm.ways_out import has_model_section, missing_model
 from ..router.manager import MetaManager
@@ -19,7 +21,7 @@ from ..tools.mcp.tool import PendingTool
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 
-__all__ = ["ConfigReport", "NoModel", "check_config", "editor_schema", "measure"]
+__all__ = ["ConfigReport", "NoModel", "check_category", "check_config", "editor_schema", "measure"]
 
 
 class NoModel:
@@ -83,6 +85,21 @@ async def check_config(
         report.problems.append(str(exc))
     report.problems = list(dict.fromkeys(report.problems))  # a template problem comes twice
     return report
+
+
+def check_category(config: MetaToolsConfig, name: str) -> None:
+    """Fail early on a category the config does not have, with close names.
+
+    Raises:
+        CategoryNotFoundError: `name` is neither a category's name nor its tool name.
+    """
+    known = {slugify(n): n for n in config.categories}
+    if name in config.categories or slugify(name) in known:
+        return
+    close = difflib.get_close_matches(slugify(name), list(known), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    listed = ", ".join(f"{slug!r} ({display})" for slug, display in known.items())
+    raise CategoryNotFoundError(f"unknown category {name!r}; {hint}the categories are: {listed}")
 
 
 def _model_warnings(config: MetaToolsConfig) -> list[str]:
