@@ -47,7 +47,12 @@ def starter_config(*, prompts: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {
         "$comment": STARTER_COMMENT,
         "mcp_servers": {
-            "demo": {"command": "python", "args": ["-m", "meta_tools.demo", "--root", "."]}
+            # Its file tools see this folder, wherever the host starts the router.
+            "demo": {
+                "command": "python",
+                "args": ["-m", "meta_tools.demo", "--root", "."],
+                "cwd": ".",
+            }
         },
     }
     if prompts:

@@ -155,6 +155,7 @@ def test_init_writes_a_starter_that_lists_and_validates_offline(tmp_path: Path) 
     starter = json.loads((tmp_path / "Meta_tool_config.json").read_text())
     assert isinstance(starter["$comment"], list)
     assert "model" not in starter  # no key needed: serve samples, run says the ways out
+    assert starter["mcp_servers"]["demo"]["cwd"] == "."  # the file tools see the config's folder
     listed = cli(tmp_path, "list", "--json")
     assert listed.returncode == 0, listed.stderr
     categories = json.loads(listed.stdout)["categories"]
