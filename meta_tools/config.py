@@ -7,7 +7,6 @@ is a category (`description`, `tool_usage_notes`, `tools`). Optional sections:
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from pydantic import (
 )
 
 from ._redaction import Redactor
+from ._suggest import did_you_mean
 from .exceptions import ConfigError
 
 __all__ = [
@@ -361,8 +361,8 @@ def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
 
 def _did_you_mean(name: str, known: list[str], *, what: str = "") -> str:
     """`; did you mean 'tools'?` when `name` is close to one of `known`, else ''."""
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    return f"; did you mean {what}{close[0]!r}?" if close else ""
+    hint = did_you_mean(name, known, n=1, what=what)
+    return f"; {hint}" if hint else ""
 
 
 def _model_at(loc: list[Any]) -> type[BaseModel] | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from collections.abc import Sequence
@@ -12,10 +11,10 @@ from typing import Any
 from ..category.manager import slugify
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
-from ..exceptions import CategoryNotFoundError, ConfigError, MetaToolsError, ModelError
+from ..exceptions import ConfigError, MetaToolsError, ModelError
 from ..llm.types import AssistantTurn, ChatRequest
 from ..llm.ways_out import has_model_section, missing_model
-from ..router.manager import MetaManager
+from ..router.manager import MetaManager, category_not_found
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import PendingTool
 from .salvage import salvage
@@ -96,10 +95,7 @@ def check_category(config: MetaToolsConfig, name: str) -> None:
     known = {slugify(n): n for n in config.categories}
     if name in config.categories or slugify(name) in known:
         return
-    close = difflib.get_close_matches(slugify(name), list(known), n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(map(repr, close))}? " if close else ""
-    listed = ", ".join(f"{slug!r} ({display})" for slug, display in known.items())
-    raise CategoryNotFoundError(f"unknown category {name!r}; {hint}the categories are: {listed}")
+    raise category_not_found(name, known)
 
 
 def _model_warnings(config: MetaToolsConfig) -> list[str]:

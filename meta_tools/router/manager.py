@@ -12,8 +12,9 @@ from typing_extensions import Self
 
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
+from .._suggest import did_you_mean
 from ..category.events import EventSink
-from ..category.manager import CategoryManager
+from ..category.manager import CategoryManager, slugify
 from ..category.result import CategoryResult
 from ..config import MetaToolsConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
@@ -23,7 +24,13 @@ from ..tools.python_source import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
 
-__all__ = ["CATEGORY_SENTENCE", "CategoryCall", "MetaManager", "category_parameters"]
+__all__ = [
+    "CATEGORY_SENTENCE",
+    "CategoryCall",
+    "MetaManager",
+    "category_not_found",
+    "category_parameters",
+]
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
@@ -42,6 +49,15 @@ def category_parameters() -> dict[str, Any]:
         },
         "required": list(_PARAMETERS),
     }
+
+
+def category_not_found(name: str, categories: Mapping[str, str]) -> CategoryNotFoundError:
+    """The error for an unknown category, with close names; `categories`: slug → display name."""
+    hint = did_you_mean(slugify(name), categories, cutoff=0.5)
+    listed = ", ".join(f"{slug!r} ({display})" for slug, display in categories.items()) or "none"
+    return CategoryNotFoundError(
+        f"unknown category {name!r}; {f'{hint} ' if hint else ''}the categories are: {listed}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +210,7 @@ class MetaManager(AsyncCloseable):
                     found = manager
                     break
         if found is None:
-            listed = ", ".join(f"{m.slug!r} ({m.name})" for m in self._managers.values()) or "none"
-            raise CategoryNotFoundError(f"unknown category {name!r}; the categories are: {listed}")
+            raise category_not_found(name, {m.slug: m.name for m in self._managers.values()})
         return found
 
     def tool_description(self, manager: CategoryManager) -> str:

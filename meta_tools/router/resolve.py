@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Callable, Mapping
 
+from .._suggest import did_you_mean
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
@@ -51,8 +51,8 @@ def resolve_tools(
                 standing_in[pattern] = stand_in
                 names.append(pattern)
             else:
-                close = difflib.get_close_matches(pattern, list(available), n=3, cutoff=0.6)
-                hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+                hint = did_you_mean(pattern, available)
+                hint = f"; {hint}" if hint else ""
                 problems.append(
                     f"{where}: tool {pattern!r} is listed but no source provides it{hint}"
                 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from .._suggest import did_you_mean
 from ..exceptions import ToolDefinitionError, ToolError, ToolNotFoundError
 from ..llm.types import ToolCall
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext
@@ -81,8 +81,8 @@ class ToolPack:
         try:
             return self._tools[name]
         except KeyError:
-            close = difflib.get_close_matches(name, self._tools, n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            hint = did_you_mean(name, self._tools, cutoff=0.5)
+            hint = f" D{hint[1:]}" if hint else ""  # a sentence of its own
             known = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(
                 f"unknown tool {name!r}.{hint} Available tools: {known}"
