@@ -36,8 +36,8 @@ from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tools.base import BaseTool
 from ..tracing import Tracer
-from .checks import NoModel, check_config, editor_schema, measure
-from .console import RunProgress, print_listing, print_result
+from .checks import NoModel, check_config, editor_schema, grouping_findings, measure
+from .console import RunProgress, print_grouping, print_listing, print_result
 
 __all__ = ["app", "main"]
 
@@ -338,6 +338,7 @@ def list_(
     config: ConfigOption = DEFAULT_CONFIG,
     tools: ToolsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Also check the grouping.")] = False,
 ) -> None:
     """List the categories, their tools, and what the main agent sees versus all tools flat."""
     with _errors(ctx):
@@ -345,13 +346,18 @@ def list_(
 
         async def go() -> dict[str, Any]:
             async with meta:
-                return measure(meta)
+                found = measure(meta)
+                if check:
+                    found["grouping"] = [vars(f) for f in grouping_findings(meta)]
+                return found
 
         listing = anyio.run(go)
         if as_json:
             typer.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         else:
             print_listing(Console(highlight=False), listing)
+        if check and not as_json:
+            print_grouping(Console(highlight=False), listing["grouping"])
 
 
 @app.command()

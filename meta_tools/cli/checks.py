@@ -11,13 +11,21 @@ from typing import Any
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
+from ..grouping.check import CategoryView, Finding, check_grouping
 from ..llm.types import AssistantTurn, ChatRequest
 from ..router.manager import MetaManager
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import PendingTool
 from .tokens import TokenCounter, load_counter
 
-__all__ = ["ConfigReport", "NoModel", "check_config", "editor_schema", "measure"]
+__all__ = [
+    "ConfigReport",
+    "NoModel",
+    "check_config",
+    "editor_schema",
+    "grouping_findings",
+    "measure",
+]
 
 
 class NoModel:
@@ -74,6 +82,7 @@ async def check_config(
         async with meta:
             report.problems.extend(_unreachable(meta))
             report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
+            report.warnings.extend(map(str, grouping_findings(meta)))
             names = {t.name for m in meta.categories for t in m.tools.list_tools()}
             report.summary = (
                 f"{_count(len(meta.categories), 'category', 'categories')},"
@@ -84,6 +93,24 @@ async def check_config(
     except MetaToolsError as exc:
         report.problems.append(str(exc))
     return report
+
+
+def grouping_findings(meta: MetaManager) -> list[Finding]:
+    """The grouping check on the router's categories (tools of servers not listed are skipped)."""
+    config = meta.config
+    views = []
+    for manager in meta.categories:
+        spec = config.categories.get(manager.name) if config is not None else None
+        limit = (spec.max_tools_per_prompt if spec else None) or (
+            config.defaults.max_tools_per_prompt if config is not None else 20
+        )
+        tools = [
+            t
+            for t in manager.tools.list_tools()
+            if not isinstance(getattr(t, "inner", t), PendingTool)
+        ]
+        views.append(CategoryView(manager.name, manager.description, tools, limit))
+    return check_grouping(views)
 
 
 def _count(number: int, one: str, many: str) -> str:
