@@ -1,6 +1,6 @@
 """Run the benchmarks: `python -m benchmarks [NAME ...] [--data DIR] [--quick] [--embeddings]`.
 
-NAME is any of context, overhead, parallel, mcp, shortlist (default: all), or
+NAME is any of context, overhead, parallel, mcp, shortlist, grouping (default: all), or
 soak (about 1.5 minutes, so only when named). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
 ran on. `--data` points at the public catalogs (default `../shared/data` next
 to the repository).
@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import context, mcp_latency, overhead, recall, soak
+from . import context, grouping, mcp_latency, overhead, recall, soak
 from .catalog import DEFAULT_DATA
 
 RESULTS = Path(__file__).resolve().parent / "results"
-NAMES = ("context", "overhead", "parallel", "mcp", "shortlist")
+NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "grouping")
 ON_REQUEST = ("soak",)
 """Long benchmarks that run only when named."""
 
@@ -195,6 +195,50 @@ def show_shortlist(result: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
+def show_grouping(result: dict[str, Any]) -> str:
+    out = []
+    for dataset, info in result.items():
+        rows = []
+        for label, g in info["groupings"].items():
+            route = g["routability"]
+            rows.append(
+                [
+                    label,
+                    f"{route['recall@1']:.3f} / {route['recall@2']:.3f}",
+                    f"{g['within_recall@20']:.3f}" if "within_recall@20" in g else "-",
+                    f"{g['categories']:,}",
+                    f"{g['largest']} / {g['smallest']}",
+                    g["over_20"],
+                    "yes" if g["covers_every_tool"] else "NO",
+                    f"{g['ari']:.3f}",
+                    ", ".join(f"{k} {v}" for k, v in g["check"].items()) or "-",
+                    g["grouping_seconds"],
+                ]
+            )
+        out.append(
+            f"{dataset}: {info['tools']:,} tools; queries: {info['query_source']}"
+            + (f" ({info['queries']:,})" if info["queries"] else "")
+        )
+        out.append(
+            table(
+                [
+                    "grouping",
+                    "route R@1 / R@2",
+                    "within R@20",
+                    "categories",
+                    "largest / smallest",
+                    "> 20 tools",
+                    "covers all",
+                    "ARI",
+                    "check findings",
+                    "s",
+                ],
+                rows,
+            )
+        )
+    return "\n\n".join(out)
+
+
 def show_soak(result: dict[str, Any]) -> str:
     rows = []
     for run in result["runs"]:
@@ -266,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in NAMES + ON_REQUEST]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES + ON_REQUEST)}")
-    if {"context", "shortlist"} & set(names) and not args.data.is_dir():
+    if {"context", "shortlist", "grouping"} & set(names) and not args.data.is_dir():
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
     def shortlist() -> dict[str, Any]:
@@ -282,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
         "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
         "shortlist": (shortlist, show_shortlist),
+        "grouping": (lambda: grouping.run(args.data), show_grouping),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)

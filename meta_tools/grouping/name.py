@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..category.manager import slugify
+from ..category.shortlist import analyze
 from ..config import SECTIONS
 from ..tools.base import BaseTool
 from .propose import Grouping
@@ -65,12 +66,15 @@ def draft_from_words(
 ) -> Draft:
     """A name, a one-sentence description and usage notes written from the group's tools."""
     members = grouping.groups[index]
-    words = distinctive_words(grouping, index) or [_words_of(tools[members[0]].name)]
+    words = distinctive_words(grouping, index, limit=16) or [_words_of(tools[members[0]].name)]
     name = " & ".join(w.capitalize() for w in words[:2])
+    # The description leads with the group's words, then adds those its tool names lack.
+    in_names = {term for p in members for term in analyze(_words_of(tools[p].name))}
+    beyond = [w for w in words[3:] if not set(analyze(w)) <= in_names]
+    head = [words[0].capitalize(), *words[1:3], *beyond][:7]
     examples = [tools[p].name for p in members[:3]]
     listed = _series(examples)
     more = f" and {len(members) - len(examples)} more" if len(members) > len(examples) else ""
-    head = [words[0].capitalize(), *words[1:6]]
     description = f"{_series(head)}: tools such as {listed}{more}."
     names = tuple(tools[p].name for p in members)
     return Draft(name, description, _notes(tools, members, sources), names)

@@ -1,0 +1,180 @@
+"""*grouping*: hand-made categories against `meta-tools group --by server` and `--by topic`.
+
+For each public catalog, four groupings of the same tools:
+- `hand-made`: the catalog's own categories, as their authors named them (for
+  LiveMCPBench with the one-sentence descriptions of `context.DESCRIPTIONS`);
+- `hand-made, words`: the same groups, described from the tools' own words as
+  `meta-tools group` does (separates the grouping from its descriptions);
+- `by server`: one category per server / API service / sub-field, as
+  `group --by server` writes it;
+- `by topic`: `group --by topic --categories K` with K the hand-made count and
+  the default size bound (1.5 × the mean size), seed 0.
+
+Measured:
+- routability: a category's routing text is its name, its description and its
+  tools' names; categories are ranked by BM25 (our `Bm25Index`) against the
+  query. Recall@k: the share of a query's gold tools whose category is in the
+  top k, averaged over queries. LiveMCPBench has no queries: each tool's own
+  description is the query, its name taken out of every routing text (a proxy
+  that favours groupings built from descriptions, such as `by topic`);
+- within-category Recall@20: the shortlist ranking each gold tool among the
+  tools of its own category (as one category call does);
+- sizes: categories, largest, smallest, how many exceed 20 tools
+  (`max_tools_per_prompt`), and the grouping check's findings by kind;
+- ARI: adjusted Rand index against the hand-made grouping (information only).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import partial
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from meta_tools.category.shortlist import Bm25Index
+from meta_tools.grouping.check import CategoryView, check_grouping
+from meta_tools.grouping.features import category_document
+from meta_tools.grouping.name import Draft, draft_from_words
+from meta_tools.grouping.plan import draft_categories
+from meta_tools.grouping.propose import by_server
+
+from .catalog import Catalog, load_catalog, load_queries
+from .context import DESCRIPTIONS
+from .recall import evaluate_within
+
+DATASETS = ("livemcpbench", "stabletoolbench", "sealtools")
+LIMIT = 20
+
+
+def adjusted_rand_index(first: Sequence[str], second: Sequence[str]) -> float:
+    """Agreement of two labelings of the same items, 0 for chance and 1 for identical."""
+    pairs = sum(comb(n, 2) for n in Counter(zip(first, second, strict=True)).values())
+    left = sum(comb(n, 2) for n in Counter(first).values())
+    right = sum(comb(n, 2) for n in Counter(second).values())
+    total = comb(len(first), 2)
+    expected = left * right / total if total else 0.0
+    ceiling = (left + right) / 2
+    return 1.0 if ceiling == expected else (pairs - expected) / (ceiling - expected)
+
+
+def _hand(catalog: Catalog, *, words: bool) -> list[Draft]:
+    """The catalog's categories, described by their authors or from the tools' own words."""
+    tools = catalog.tools
+    labels = [t.entry.get("category") or "all" for t in tools]
+    sources = [t.entry.get("group") or "" for t in tools]
+    grouping = by_server(tools, labels)  # one group per hand-made label, in catalog order
+    drafts = []
+    for index, members in enumerate(grouping.groups):
+        name = labels[members[0]]
+        text = (
+            draft_from_words(grouping, index, tools, sources).description
+            if words
+            else DESCRIPTIONS.get(name, "")
+        )
+        drafts.append(Draft(name, text, "", tuple(tools[p].name for p in members)))
+    return drafts
+
+
+def _routability(
+    catalog: Catalog, drafts: Sequence[Draft], queries: list[dict[str, Any]]
+) -> dict[str, float]:
+    home = {name: i for i, d in enumerate(drafts) for name in d.tools}
+    if queries:
+        index = Bm25Index([category_document(d.name, d.description, d.tools) for d in drafts])
+        asked = [(q["query"], [home[catalog.by_id[g].name] for g in q["gold"]]) for q in queries]
+        return _recall(asked, lambda _query_number, query: index.scores(query))
+    # No queries: each tool's description, its own name left out of the routing texts.
+    described = [t for t in catalog.tools if t.description.strip()]
+    asked = [(t.description, [home[t.name]]) for t in described]
+
+    def scores(number: int, query: str) -> Any:
+        hidden = described[number].name
+        return Bm25Index(
+            [
+                category_document(d.name, d.description, [n for n in d.tools if n != hidden])
+                for d in drafts
+            ]
+        ).scores(query)
+
+    return _recall(asked, scores)
+
+
+def _recall(
+    asked: list[tuple[str, list[int]]], scores: Callable[[int, str], Any]
+) -> dict[str, float]:
+    found = {1: 0.0, 2: 0.0}
+    for number, (query, homes) in enumerate(asked):
+        values = scores(number, query)
+        order = sorted(range(len(values)), key=lambda i: -float(values[i]))
+        for k in found:
+            found[k] += sum(1 for h in homes if h in order[:k]) / len(homes)
+    return {f"recall@{k}": round(v / max(len(asked), 1), 4) for k, v in found.items()}
+
+
+def _measure(
+    catalog: Catalog,
+    drafts: list[Draft],
+    queries: list[dict[str, Any]],
+    hand: Sequence[str],
+    seconds: float,
+) -> dict[str, Any]:
+    sizes = sorted((len(d.tools) for d in drafts), reverse=True)
+    by_name = {t.name: t for t in catalog.tools}
+    label = {name: d.name for d in drafts for name in d.tools}
+    views = [
+        CategoryView(d.name, d.description, [by_name[n] for n in d.tools], LIMIT) for d in drafts
+    ]
+    started = time.perf_counter()
+    findings = Counter(f.kind for f in check_grouping(views))
+    members = {d.name: [by_name[n] for n in d.tools] for d in drafts}
+    result: dict[str, Any] = {
+        "categories": len(drafts),
+        "largest": sizes[0],
+        "smallest": sizes[-1],
+        f"over_{LIMIT}": sum(1 for s in sizes if s > LIMIT),
+        "covers_every_tool": sorted(label) == sorted(by_name),
+        "ari": round(adjusted_rand_index(hand, [label[t.name] for t in catalog.tools]), 4),
+        "routability": _routability(catalog, drafts, queries),
+        "check": dict(sorted(findings.items())),
+        "check_seconds": round(time.perf_counter() - started, 2),
+        "grouping_seconds": round(seconds, 2),
+    }
+    if queries:
+        within = evaluate_within(catalog, queries, lambda t: label[t.name], members)
+        result["within_recall@20"] = within["recall@20"]
+    return result
+
+
+def run(data: Path, *, seed: int = 0) -> dict[str, Any]:
+    """Every grouping of every catalog found under `data`."""
+    results: dict[str, Any] = {}
+    for dataset in DATASETS:
+        if not (data / dataset / "catalog.jsonl").exists():
+            continue
+        catalog = load_catalog(data, dataset)
+        queries = load_queries(data, dataset)
+        tools = catalog.tools
+        hand = [t.entry.get("category") or "all" for t in tools]
+        sources = [t.entry.get("group") or "" for t in tools]
+        k = len(catalog.categories)
+        makers: dict[str, Callable[[], list[Draft]]] = {
+            "hand-made": partial(_hand, catalog, words=False),
+            "hand-made, words": partial(_hand, catalog, words=True),
+            "by server": partial(draft_categories, tools, sources, by="server"),
+            "by topic": partial(draft_categories, tools, sources, by="topic", k=k, seed=seed),
+        }
+        rows: dict[str, Any] = {}
+        for label, make in makers.items():
+            started = time.perf_counter()
+            drafts = make()
+            rows[label] = _measure(catalog, drafts, queries, hand, time.perf_counter() - started)
+        results[dataset] = {
+            "tools": len(tools),
+            "queries": len(queries) or None,
+            "query_source": "queries.jsonl" if queries else "each tool's description (proxy)",
+            "groupings": rows,
+        }
+    return results
