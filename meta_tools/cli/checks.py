@@ -82,7 +82,8 @@ async def check_config(
         async with meta:
             report.problems.extend(_unreachable(meta))
             report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
-            report.warnings.extend(map(str, grouping_findings(meta)))
+            if not report.problems:  # the grouping is worth a look once the config works
+                report.warnings.extend(map(str, grouping_findings(meta)))
             names = {t.name for m in meta.categories for t in m.tools.list_tools()}
             report.summary = (
                 f"{_count(len(meta.categories), 'category', 'categories')},"

@@ -22,6 +22,14 @@ from .propose import Grouping
 __all__ = ["Draft", "distinctive_words", "draft_from_words", "unique_names"]
 
 
+# Words too general to tell a group by.
+_GENERAL = frozenset(
+    analyze(
+        "get gets set fetch retrieve return returns provide provides given specific information details"
+    )
+)
+
+
 @dataclass(frozen=True)
 class Draft:
     """A proposed category as the config will hold it."""
@@ -48,7 +56,7 @@ def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list
     scores = {
         term: (share / len(members)) * math.log(1 + count / overall[term])
         for term, share in inside.items()
-        if share >= floor and term.isalpha() and len(term) > 2
+        if share >= floor and term.isalpha() and len(term) > 2 and term not in _GENERAL
     }
     ranked = sorted(scores, key=lambda t: (-scores[t], t))
     words: list[str] = []
