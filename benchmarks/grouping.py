@@ -151,6 +151,14 @@ def _measure(
         "check_seconds": round(time.perf_counter() - started, 2),
         "grouping_seconds": round(seconds, 2),
     }
+    subsets = sorted({q["subset"] for q in queries if q.get("subset")})
+    if len(subsets) > 1:
+        result["routability_by_subset"] = {
+            name: _routability(catalog, drafts, [q for q in queries if q.get("subset") == name])[
+                "recall@1"
+            ]
+            for name in subsets
+        }
     if queries:
         within = evaluate_within(catalog, queries, lambda t: label[t.name], members)
         result["within_recall@20"] = within["recall@20"]

@@ -249,6 +249,19 @@ def show_grouping(result: dict[str, Any]) -> str:
                 rows,
             )
         )
+        subsets = {
+            label: g["routability_by_subset"]
+            for label, g in info["groupings"].items()
+            if "routability_by_subset" in g
+        }
+        if subsets:
+            names = sorted({n for by in subsets.values() for n in by})
+            out.append(
+                table(
+                    ["route R@1 by query subset", *names],
+                    [[label, *(f"{by[n]:.3f}" for n in names)] for label, by in subsets.items()],
+                )
+            )
     return "\n\n".join(out)
 
 

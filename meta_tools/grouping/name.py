@@ -47,9 +47,7 @@ def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list
     inside: Counter[str] = Counter()
     for position in members:
         inside.update(said[position])
-    overall: Counter[str] = Counter()
-    for terms in said:
-        overall.update(terms)
+    overall = grouping.said_by
     count = len(said)
     # a word must be shared by two tools of the group, unless the group is that small
     floor = 2 if len(members) > 2 else 1

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..category.shortlist import analyze
 from ..tools.base import BaseTool
@@ -24,6 +25,12 @@ class Grouping:
     """Each tool's terms: name, description and parameter names (what it is grouped by)."""
     said: list[frozenset[str]]
     """Each tool's terms from its name and description only (what it is named by)."""
+    said_by: Counter[str] = field(default_factory=Counter)
+    """How many tools say each term (filled from `said`)."""
+
+    def __post_init__(self) -> None:
+        for terms in self.said:
+            self.said_by.update(terms)
 
 
 def by_server(tools: Sequence[BaseTool], sources: Sequence[str]) -> Grouping:
