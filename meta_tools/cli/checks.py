@@ -15,6 +15,7 @@ from ..grouping.check import CategoryView, Finding, check_grouping
 from ..llm.types import AssistantTurn, ChatRequest
 from ..router.manager import MetaManager
 from ..tools.base import BaseTool
+from ..tools.cache import unwrap
 from ..tools.mcp.tool import PendingTool
 from .tokens import TokenCounter, load_counter
 
@@ -105,11 +106,7 @@ def grouping_findings(meta: MetaManager) -> list[Finding]:
         limit = (spec.max_tools_per_prompt if spec else None) or (
             config.defaults.max_tools_per_prompt if config is not None else 20
         )
-        tools = [
-            t
-            for t in manager.tools.list_tools()
-            if not isinstance(getattr(t, "inner", t), PendingTool)
-        ]
+        tools = [t for t in manager.tools.list_tools() if not isinstance(unwrap(t), PendingTool)]
         views.append(CategoryView(manager.name, manager.description, tools, limit))
     return check_grouping(views)
 

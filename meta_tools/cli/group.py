@@ -20,8 +20,9 @@ from ..grouping.name import Draft
 from ..grouping.plan import config_with, draft_categories
 from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
-from ..router.assembly import ToolSources
+from ..router.sources import ToolSources
 from ..tools.base import BaseTool
+from ..tools.cache import unwrap
 from ..tools.mcp.tool import McpServerTool
 from .app import DEFAULT_CONFIG, ConfigOption, ToolsOption, _errors, _fail, _load_tools, app
 
@@ -149,7 +150,7 @@ async def _collect(
 
 
 def _server_of(tool: BaseTool) -> str:
-    inner = getattr(tool, "inner", tool)  # a result cache wraps the server's tool
+    inner = unwrap(tool)  # a result cache may wrap the server's tool
     return inner.source.name if isinstance(inner, McpServerTool) else ""
 
 
