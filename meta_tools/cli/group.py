@@ -141,7 +141,12 @@ async def _collect(
         except ConfigError as exc:
             problems = [p for p in exc.problems if "matches no tool" not in p]
             raise ConfigError(
-                config.source, problems or ["no source provides any tool to group"]
+                config.source,
+                problems
+                or [
+                    "no source provides any tool to group: add MCP servers under"
+                    ' "mcp_servers", enable "builtins" or pass --tools'
+                ],
             ) from None
         tools = chosen[_ALL]
         names = [_server_of(t) for t in tools]

@@ -134,6 +134,28 @@ def test_group_reports_a_server_that_does_not_start(tmp_path: Path) -> None:
     assert "its tools cannot be grouped" in done.stderr
 
 
+def test_group_says_where_tools_come_from_when_there_are_none(tmp_path: Path) -> None:
+    (tmp_path / "Meta_tool_config.json").write_text("{}")
+    done = meta_tools(tmp_path, "group")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[:2] == [
+        "error: Meta_tool_config.json: 1 problem",
+        '  - no source provides any tool to group: add MCP servers under "mcp_servers", enable'
+        ' "builtins" or pass --tools',
+    ]
+
+
+def test_group_takes_python_tools_from_the_command_line(tmp_path: Path) -> None:
+    tools = (REPO / "tests" / "faults" / "serve_tools.py").read_text()
+    (tmp_path / "group_sample_tools.py").write_text(tools)
+    (tmp_path / "Meta_tool_config.json").write_text("{}")
+    done = meta_tools(tmp_path, "group", "--by", "server", "--tools", "group_sample_tools")
+    assert done.returncode == 0, done.stderr
+    proposal = json.loads(done.stdout)
+    assert list(proposal) == ["Python tools"]
+    assert proposal["Python tools"]["tools"] == ["add", "shout"]
+
+
 @pytest.fixture
 def badly_grouped(tmp_path: Path) -> Path:
     """The demo's tools with a date tool among the file tools, and a one-tool category."""
