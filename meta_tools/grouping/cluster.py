@@ -3,15 +3,16 @@
 A unit is a set of tools that should stay together: the tools of one MCP
 server (a category run can chain only the tools of its own category, and a
 server's tools share state: a browser's `navigate` and `click`). A server too
-big for one group is first split the same way into pieces. Units are placed
-whole when a group has room, else tool by tool.
+big for one group comes as one unit per tool. Units are placed whole when a
+group has room, else tool by tool.
 
 Why k-means with capacities: it is given the number of groups (`--categories
 K`) and keeps every group under the bound by construction, where a
-hierarchical clustering cut at K gives one huge group and many tiny ones. It
-is deterministic for a seed (k-means++ seeding from a seeded numpy generator,
-ties broken by position), and one round costs O(terms·k): thousands of tools
-take a few seconds. Only numpy is needed.
+hierarchical clustering cut at K has no size bound and must be split and
+merged afterwards. It is deterministic for a seed (k-means++ seeding from a
+seeded numpy generator, ties broken by position), and a round is two matrix
+products (tools × terms by terms × k): thousands of tools take a few seconds.
+Only numpy is needed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["automatic_k", "bounded_kmeans", "default_max_size"]
 
 
 def automatic_k(count: int) -> int:
-    """About √n groups of about √n tools: the main agent's choice and the category's balanced."""
+    """About √n groups of about √n tools: the main agent and each category choose among as many."""
     return max(1, min(count, math.ceil(math.sqrt(count))))
 
 
