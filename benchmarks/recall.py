@@ -16,7 +16,7 @@ Hit@k is the share of queries with at least one gold tool in the top k.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,22 +91,41 @@ def _whole_catalog(catalog: Catalog, index: ToolIndex) -> Callable[[dict[str, An
 
 
 def _within_category(
-    catalog: Catalog, make: Callable[[list[CatalogTool]], ToolIndex]
+    catalog: Catalog,
+    make: Callable[[list[CatalogTool]], ToolIndex],
+    category_of: Callable[[CatalogTool], str] | None = None,
+    members: Mapping[str, list[CatalogTool]] | None = None,
 ) -> Callable[[dict[str, Any]], list[int]]:
+    """Ranks of each gold tool among its own category (the catalog's, or `members`)."""
+    home = category_of or (lambda t: t.entry.get("category") or "all")
     indexes: dict[str, tuple[ToolIndex, dict[str, int]]] = {}
-    for category, tools in catalog.categories.items():
+    for category, tools in (members or catalog.categories).items():
         position = {t.entry["id"]: i for i, t in enumerate(tools)}
         indexes[category] = (make(tools), position)
 
     def rank(query: dict[str, Any]) -> list[int]:
         out = []
         for gold in query["gold"]:
-            category = catalog.by_id[gold].entry.get("category") or "all"
-            index, position = indexes[category]
+            index, position = indexes[home(catalog.by_id[gold])]
             out.append(_ranks(index, query["query"])[position[gold]])
         return out
 
     return rank
+
+
+def evaluate_within(
+    catalog: Catalog,
+    queries: list[dict[str, Any]],
+    category_of: Callable[[CatalogTool], str],
+    members: Mapping[str, list[CatalogTool]],
+) -> dict[str, float]:
+    """Recall@k and Hit@k of the shortlist within the gold tool's category of any grouping."""
+    return _evaluate(
+        queries,
+        _within_category(
+            catalog, lambda ts: Bm25Index([tool_document(t) for t in ts]), category_of, members
+        ),
+    )
 
 
 def _offered_recall(catalog: Catalog, queries: list[dict[str, Any]], max_chars: int) -> float:

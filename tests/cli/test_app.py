@@ -173,6 +173,12 @@ def test_validate_a_good_config_exits_zero_and_prints_its_warnings(workdir: Path
         "warning: $.model: the `model` section's key variable 'SURELY_UNSET_KEY' is not set;"
         " `run` and "
         "`serve` need it (`list` and `validate` do not)\n"
+        "warning: grouping: 'Math' has a single tool: the main agent pays a category tool for"
+        " it; merge it into a related category\n"
+        "warning: grouping: 'Text' has a single tool: the main agent pays a category tool for"
+        " it; merge it into a related category\n"
+        "warning: grouping: the description of 'Text' says little that its name and tool names"
+        " do not: say what the tools are for and when to pick this category\n"
     )
 
 

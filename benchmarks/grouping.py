@@ -1,0 +1,266 @@
+"""*grouping*: hand-made categories against `meta-tools group --by server` and `--by topic`.
+
+For each public catalog, four groupings of the same tools:
+- `hand-made`: the catalog's own categories, as their authors named them (for
+  LiveMCPBench with the one-sentence descriptions of `context.DESCRIPTIONS`);
+- `hand-made, words`: the same groups, described from the tools' own words as
+  `meta-tools group` does (separates the grouping from its descriptions);
+- `by server`: one category per server / API service / sub-field, as
+  `group --by server` writes it;
+- `by topic`: `group --by topic --categories K` with K the hand-made count and
+  the default size bound (1.5 × the mean size), seed 0.
+
+Measured:
+- routability: a category's routing text is its name, its description and its
+  tools' names; categories are ranked by BM25 (our `Bm25Index`) against the
+  query. Recall@k: the share of a query's gold tools whose category is in the
+  top k, averaged over queries. LiveMCPBench has no queries: each tool's own
+  description is the query, its name taken out of every routing text (a proxy
+  that favours groupings built from descriptions, such as `by topic`). With
+  `--base-url`, a model is shown the category tools as `MetaManager` offers
+  them and asked to call one, on a seeded sample of `--sample` queries;
+- within-category Recall@20: the shortlist ranking each gold tool among the
+  tools of its own category (as one category call does);
+- sizes: categories, largest, smallest, how many exceed 20 tools
+  (`max_tools_per_prompt`), and the grouping check's findings by kind;
+- ARI: adjusted Rand index against the hand-made grouping (information only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from functools import partial
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from meta_tools.category.manager import CategoryManager, slugify
+from meta_tools.category.shortlist import Bm25Index
+from meta_tools.grouping.check import CategoryView, check_grouping
+from meta_tools.grouping.features import category_document
+from meta_tools.grouping.name import Draft, draft_from_words
+from meta_tools.grouping.plan import draft_categories
+from meta_tools.grouping.propose import by_server
+from meta_tools.llm import ChatRequest, Message, ScriptedModel
+from meta_tools.llm.base import ChatModel
+from meta_tools.router.manager import MetaManager
+
+from .catalog import Catalog, load_catalog, load_queries
+from .context import DESCRIPTIONS
+from .recall import evaluate_within
+
+DATASETS = ("livemcpbench", "stabletoolbench", "sealtools")
+LIMIT = 20
+MODEL_MAX_CATEGORIES = 128
+
+
+def adjusted_rand_index(first: Sequence[str], second: Sequence[str]) -> float:
+    """Agreement of two labelings of the same items, 0 for chance and 1 for identical."""
+    pairs = sum(comb(n, 2) for n in Counter(zip(first, second, strict=True)).values())
+    left = sum(comb(n, 2) for n in Counter(first).values())
+    right = sum(comb(n, 2) for n in Counter(second).values())
+    total = comb(len(first), 2)
+    expected = left * right / total if total else 0.0
+    ceiling = (left + right) / 2
+    return 1.0 if ceiling == expected else (pairs - expected) / (ceiling - expected)
+
+
+def _hand(catalog: Catalog, *, words: bool) -> list[Draft]:
+    """The catalog's categories, described by their authors or from the tools' own words."""
+    tools = catalog.tools
+    labels = [t.entry.get("category") or "all" for t in tools]
+    sources = [t.entry.get("group") or "" for t in tools]
+    grouping = by_server(tools, labels)  # one group per hand-made label, in catalog order
+    drafts = []
+    for index, members in enumerate(grouping.groups):
+        name = labels[members[0]]
+        text = (
+            draft_from_words(grouping, index, tools, sources).description
+            if words
+            else DESCRIPTIONS.get(name, "")
+        )
+        drafts.append(Draft(name, text, "", tuple(tools[p].name for p in members)))
+    return drafts
+
+
+def _routability(
+    catalog: Catalog, drafts: Sequence[Draft], queries: list[dict[str, Any]]
+) -> dict[str, float]:
+    home = {name: i for i, d in enumerate(drafts) for name in d.tools}
+    asked = _asked(catalog, queries)
+    if queries:
+        index = Bm25Index([category_document(d.name, d.description, d.tools) for d in drafts])
+        return _recall(
+            [(q, [home[g] for g in gold]) for q, gold in asked],
+            lambda _number, query: index.scores(query),
+        )
+
+    def scores(number: int, query: str) -> Any:
+        hidden = asked[number][1][0]  # the tool whose description is the query
+        return Bm25Index(
+            [
+                category_document(d.name, d.description, [n for n in d.tools if n != hidden])
+                for d in drafts
+            ]
+        ).scores(query)
+
+    return _recall([(q, [home[g] for g in gold]) for q, gold in asked], scores)
+
+
+def _recall(
+    asked: list[tuple[str, list[int]]], scores: Callable[[int, str], Any]
+) -> dict[str, float]:
+    found = {1: 0.0, 2: 0.0}
+    for number, (query, homes) in enumerate(asked):
+        values = scores(number, query)
+        order = sorted(range(len(values)), key=lambda i: -float(values[i]))
+        for k in found:
+            found[k] += sum(1 for h in homes if h in order[:k]) / len(homes)
+    return {f"recall@{k}": round(v / max(len(asked), 1), 4) for k, v in found.items()}
+
+
+def _measure(
+    catalog: Catalog,
+    drafts: list[Draft],
+    queries: list[dict[str, Any]],
+    hand: Sequence[str],
+    seconds: float,
+) -> dict[str, Any]:
+    sizes = sorted((len(d.tools) for d in drafts), reverse=True)
+    by_name = {t.name: t for t in catalog.tools}
+    label = {name: d.name for d in drafts for name in d.tools}
+    views = [
+        CategoryView(d.name, d.description, [by_name[n] for n in d.tools], LIMIT) for d in drafts
+    ]
+    started = time.perf_counter()
+    findings = Counter(f.kind for f in check_grouping(views))
+    members = {d.name: [by_name[n] for n in d.tools] for d in drafts}
+    result: dict[str, Any] = {
+        "categories": len(drafts),
+        "largest": sizes[0],
+        "smallest": sizes[-1],
+        f"over_{LIMIT}": sum(1 for s in sizes if s > LIMIT),
+        "covers_every_tool": sorted(label) == sorted(by_name),
+        "ari": round(adjusted_rand_index(hand, [label[t.name] for t in catalog.tools]), 4),
+        "routability": _routability(catalog, drafts, queries),
+        "check": dict(sorted(findings.items())),
+        "check_seconds": round(time.perf_counter() - started, 2),
+        "grouping_seconds": round(seconds, 2),
+    }
+    subsets = sorted({q["subset"] for q in queries if q.get("subset")})
+    if len(subsets) > 1:
+        result["routability_by_subset"] = {
+            name: _routability(catalog, drafts, [q for q in queries if q.get("subset") == name])[
+                "recall@1"
+            ]
+            for name in subsets
+        }
+    if queries:
+        within = evaluate_within(catalog, queries, lambda t: label[t.name], members)
+        result["within_recall@20"] = within["recall@20"]
+    return result
+
+
+def _asked(catalog: Catalog, queries: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """(query, gold tool names): the query set, else each described tool's own description."""
+    if queries:
+        return [(q["query"], [catalog.by_id[g].name for g in q["gold"]]) for q in queries]
+    return [(t.description, [t.name]) for t in catalog.tools if t.description.strip()]
+
+
+async def model_routability(
+    model: ChatModel,
+    catalog: Catalog,
+    drafts: Sequence[Draft],
+    queries: list[dict[str, Any]],
+    *,
+    sample: int,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Recall@1 of a model acting as the main agent, on a seeded sample of the queries.
+
+    The model is offered the category tools exactly as `MetaManager` offers
+    them and asked to call one; a query counts the share of its gold tools
+    held by the category it called (0 when it called none).
+    """
+    unused = ScriptedModel([])
+    by_name = {t.name: t for t in catalog.tools}
+    meta = MetaManager(
+        [
+            CategoryManager(d.name, d.description, [by_name[n] for n in d.tools], unused)
+            for d in drafts
+        ]
+    )
+    home = {name: slugify(d.name) for d in drafts for name in d.tools}
+    asked = _asked(catalog, queries)
+    chosen = random.Random(seed).sample(asked, min(sample, len(asked)))
+    found, silent = 0.0, 0
+    for query, gold in chosen:
+        request = ChatRequest(
+            messages=[
+                Message(role="system", content=MAIN_AGENT),
+                Message(role="user", content=query),
+            ],
+            tools=meta.openai_tools(),
+        )
+        turn = await model.complete(request)
+        called = turn.tool_calls[0].name if turn.tool_calls else None
+        silent += called is None
+        found += sum(1 for g in gold if home[g] == called) / len(gold)
+    return {
+        "recall@1": round(found / max(len(chosen), 1), 4),
+        "asked": len(chosen),
+        "no_call": silent,
+    }
+
+
+MAIN_AGENT = (
+    "You are an assistant with tools. Each tool is a category of tools. Call exactly one tool:"
+    " the category that can do the user's task."
+)
+
+
+def run(
+    data: Path, *, seed: int = 0, model: ChatModel | None = None, sample: int = 50
+) -> dict[str, Any]:
+    """Every grouping of every catalog found under `data`; with `model`, its routing on a sample.
+
+    Groupings with more than `MODEL_MAX_CATEGORIES` categories are not shown to the model
+    (OpenAI accepts at most 128 functions).
+    """
+    results: dict[str, Any] = {}
+    for dataset in DATASETS:
+        if not (data / dataset / "catalog.jsonl").exists():
+            continue
+        catalog = load_catalog(data, dataset)
+        queries = load_queries(data, dataset)
+        tools = catalog.tools
+        hand = [t.entry.get("category") or "all" for t in tools]
+        sources = [t.entry.get("group") or "" for t in tools]
+        k = len(catalog.categories)
+        makers: dict[str, Callable[[], list[Draft]]] = {
+            "hand-made": partial(_hand, catalog, words=False),
+            "hand-made, words": partial(_hand, catalog, words=True),
+            "by server": partial(draft_categories, tools, sources, by="server"),
+            "by topic": partial(draft_categories, tools, sources, by="topic", k=k, seed=seed),
+        }
+        rows: dict[str, Any] = {}
+        for label, make in makers.items():
+            started = time.perf_counter()
+            drafts = make()
+            rows[label] = _measure(catalog, drafts, queries, hand, time.perf_counter() - started)
+            if model is not None and len(drafts) <= MODEL_MAX_CATEGORIES:
+                rows[label]["model_routability"] = asyncio.run(
+                    model_routability(model, catalog, drafts, queries, sample=sample, seed=seed)
+                )
+        results[dataset] = {
+            "tools": len(tools),
+            "queries": len(queries) or None,
+            "query_source": "queries.jsonl" if queries else "each tool's description (proxy)",
+            "groupings": rows,
+        }
+    return results

@@ -1,0 +1,129 @@
+"""Names, descriptions and usage notes for proposed groups, from the tools' own words.
+
+A group's words are the terms that are frequent among its tools and rare
+among the others (a class-based TF-IDF), shown in the form the tools use them.
+The name is the first two, the description lists more of them and a few
+tools, the usage notes name the inputs the tools share and where they come from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..category.manager import slugify
+from ..category.shortlist import analyze
+from ..config import SECTIONS
+from ..tools.base import BaseTool
+from .propose import Grouping
+
+__all__ = ["Draft", "distinctive_words", "draft_from_words", "unique_names"]
+
+
+# Words too general to tell a group by.
+_GENERAL = frozenset(
+    analyze(
+        "get gets set fetch retrieve return returns provide provides given specific information details"
+    )
+)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A proposed category as the config will hold it."""
+
+    name: str
+    description: str
+    tool_usage_notes: str
+    tools: tuple[str, ...]
+
+
+def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list[str]:
+    """The words of their names and descriptions that set group `index` apart, best first."""
+    members = grouping.groups[index]
+    said = grouping.said
+    inside: Counter[str] = Counter()
+    for position in members:
+        inside.update(said[position])
+    overall = grouping.said_by
+    count = len(said)
+    # a word must be shared by two tools of the group, unless the group is that small
+    floor = 2 if len(members) > 2 else 1
+    scores = {
+        term: (share / len(members)) * math.log(1 + count / overall[term])
+        for term, share in inside.items()
+        if share >= floor and term.isalpha() and len(term) > 2 and term not in _GENERAL
+    }
+    ranked = sorted(scores, key=lambda t: (-scores[t], t))
+    words: list[str] = []
+    for term in ranked:
+        word = grouping.space.word(term)
+        if word not in words:
+            words.append(word)
+        if len(words) == limit:
+            break
+    return words
+
+
+def draft_from_words(
+    grouping: Grouping, index: int, tools: Sequence[BaseTool], sources: Sequence[str]
+) -> Draft:
+    """A name, a one-sentence description and usage notes written from the group's tools."""
+    members = grouping.groups[index]
+    words = distinctive_words(grouping, index, limit=16) or [_words_of(tools[members[0]].name)]
+    name = " & ".join(w.capitalize() for w in words[:2])
+    # The description leads with the group's words, then adds those its tool names lack.
+    in_names = {term for p in members for term in analyze(_words_of(tools[p].name))}
+    beyond = [w for w in words[3:] if not set(analyze(w)) <= in_names]
+    head = [words[0].capitalize(), *words[1:3], *beyond][:7]
+    examples = [tools[p].name for p in members[:3]]
+    listed = _series(examples)
+    more = f" and {len(members) - len(examples)} more" if len(members) > len(examples) else ""
+    description = f"{_series(head)}: tools such as {listed}{more}."
+    names = tuple(tools[p].name for p in members)
+    return Draft(name, description, _notes(tools, members, sources), names)
+
+
+def _notes(tools: Sequence[BaseTool], members: Sequence[int], sources: Sequence[str]) -> str:
+    """The inputs several tools share, and which sources the tools come from."""
+    inputs: Counter[str] = Counter()
+    for position in members:
+        inputs.update(list(tools[position].args))
+    shared = [f"{name} ({n} tools)" for name, n in inputs.most_common(3) if n > 1]
+    origin = Counter(sources[p] or "Python" for p in members)
+    parts = []
+    if shared:
+        parts.append(f"Inputs shared by several tools: {', '.join(shared)}.")
+    parts.append(
+        "Tools from " + ", ".join(f"{src} ({n})" for src, n in origin.most_common(4)) + "."
+    )
+    return " ".join(parts)
+
+
+def _words_of(name: str) -> str:
+    return name.replace("_", " ").replace("-", " ")
+
+
+def _series(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """The names made distinct as category tools (by slug) and never a config section name."""
+    taken: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        base = name.strip() or "Tools"
+        if base in SECTIONS or base == "$schema":
+            base = f"{base} tools"
+        candidate, number = base, 2
+        while slugify(candidate) in taken:
+            candidate, number = f"{base} {number}", number + 1
+        taken.add(slugify(candidate))
+        out.append(candidate)
+    return out

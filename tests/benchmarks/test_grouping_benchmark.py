@@ -1,0 +1,105 @@
+"""The grouping benchmark on a tiny catalog written here (never the public data)."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from benchmarks import grouping
+from benchmarks.catalog import load_catalog, load_queries
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+
+TOOLS = [
+    ("sky", "Weather", "forecast", "Weather forecast for a city: rain and wind."),
+    ("sky", "Weather", "radar", "Rain radar map of a city."),
+    ("air", "Weather", "air_quality", "Air quality and pollution of a city."),
+    ("tunes", "Music", "songs", "Search songs by title or artist."),
+    ("tunes", "Music", "lyrics", "Lyrics of a song by title and artist."),
+    ("charts", "Music", "top_charts", "The most played songs this week."),
+]
+QUERIES = [
+    ("Will it rain in Paris tomorrow? Check the forecast.", "sky::forecast"),
+    ("Find the lyrics of a song by its title.", "tunes::lyrics"),
+    ("Is the air quality in Delhi safe today?", "air::air_quality"),
+]
+
+
+def write_dataset(folder: Path, name: str, *, queries: bool) -> None:
+    (folder / name).mkdir(parents=True)
+    with (folder / name / "catalog.jsonl").open("w") as out:
+        for group, category, tool, description in TOOLS:
+            entry = {
+                "id": f"{group}::{tool}",
+                "name": tool,
+                "description": description,
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "group": group,
+                "category": category,
+            }
+            out.write(json.dumps(entry) + "\n")
+    if queries:
+        with (folder / name / "queries.jsonl").open("w") as out:
+            for number, (query, gold) in enumerate(QUERIES):
+                out.write(json.dumps({"qid": number, "query": query, "gold": [gold]}) + "\n")
+
+
+def test_adjusted_rand_index_is_one_for_the_same_grouping_and_below_zero_when_worse_than_chance() -> (
+    None
+):
+    assert grouping.adjusted_rand_index(list("aabb"), list("xxyy")) == 1.0
+    assert grouping.adjusted_rand_index(list("aabb"), list("xyxy")) == pytest.approx(-0.5)
+    assert grouping.adjusted_rand_index(list("aaaa"), list("aaaa")) == 1.0
+
+
+def test_every_grouping_is_measured_with_queries_and_with_the_description_proxy(
+    tmp_path: Path,
+) -> None:
+    write_dataset(tmp_path, "stabletoolbench", queries=True)
+    write_dataset(tmp_path, "livemcpbench", queries=False)
+    result = grouping.run(tmp_path)
+    assert list(result) == ["livemcpbench", "stabletoolbench"]
+    with_queries = result["stabletoolbench"]["groupings"]
+    assert list(with_queries) == ["hand-made", "hand-made, words", "by server", "by topic"]
+    hand, server, topic = (
+        with_queries["hand-made"],
+        with_queries["by server"],
+        with_queries["by topic"],
+    )
+    assert (hand["categories"], hand["largest"], hand["ari"]) == (2, 3, 1.0)
+    assert (server["categories"], server["largest"], server["smallest"]) == (4, 2, 1)
+    assert server["check"]["too_small"] == 2
+    assert topic["categories"] == 2 and topic["covers_every_tool"]
+    assert topic["largest"] <= 3  # 1.5 × the mean of 3
+    assert hand["routability"] == {"recall@1": 1.0, "recall@2": 1.0}
+    assert hand["within_recall@20"] == 1.0
+    proxy = result["livemcpbench"]
+    assert proxy["query_source"] == "each tool's description (proxy)"
+    assert "within_recall@20" not in proxy["groupings"]["hand-made"]
+
+
+def test_the_model_routes_with_the_category_tools_a_main_agent_gets(tmp_path: Path) -> None:
+    write_dataset(tmp_path, "stabletoolbench", queries=True)
+    catalog = load_catalog(tmp_path, "stabletoolbench")
+    queries = load_queries(tmp_path, "stabletoolbench")
+    drafts = grouping._hand(catalog, words=False)
+    seen: list[list[str]] = []
+
+    def main_agent(request: ChatRequest) -> AssistantTurn:
+        seen.append([t["function"]["name"] for t in request.tools])
+        asked = request.messages[-1].content
+        if "lyrics" in asked:
+            return AssistantTurn(tool_calls=[ToolCall(name="music", arguments={})])
+        if "rain" in asked:
+            return AssistantTurn(tool_calls=[ToolCall(name="weather", arguments={})])
+        return AssistantTurn(text="I cannot tell.")
+
+    async def go() -> dict[str, Any]:
+        return await grouping.model_routability(
+            ScriptedModel.from_function(main_agent), catalog, drafts, queries, sample=3
+        )
+
+    found = anyio.run(go)
+    assert found == {"recall@1": round(2 / 3, 4), "asked": 3, "no_call": 1}
+    assert seen == [["weather", "music"]] * 3

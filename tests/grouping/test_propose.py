@@ -1,0 +1,108 @@
+"""Proposals: by server, and by topic with a size bound, units kept whole, deterministic."""
+
+import pytest
+
+from meta_tools.grouping.cluster import automatic_k, bounded_kmeans, default_max_size
+from meta_tools.grouping.features import TermSpace
+from meta_tools.grouping.name import unique_names
+from meta_tools.grouping.plan import config_with, draft_categories
+from meta_tools.grouping.propose import by_server, by_topic
+from meta_tools.tools.base import BaseTool
+from tests.grouping.helpers import MUSIC, WEATHER, sample_tool
+
+TOOLS = [WEATHER[0], MUSIC[0], WEATHER[1], MUSIC[1], WEATHER[2], MUSIC[2], WEATHER[3], MUSIC[3]]
+
+
+def names(tools: list[BaseTool], groups: list[list[int]]) -> list[list[str]]:
+    return sorted(sorted(tools[p].name for p in group) for group in groups)
+
+
+def test_by_topic_separates_two_topics_written_in_different_words() -> None:
+    grouping = by_topic(TOOLS, [""] * len(TOOLS), k=2)
+    assert names(TOOLS, grouping.groups) == [
+        ["air_quality", "get_forecast", "get_rain_radar", "sunrise_times"],
+        ["artist_albums", "search_songs", "song_lyrics", "top_charts"],
+    ]
+
+
+def test_by_topic_is_the_same_for_the_same_seed() -> None:
+    tools = [
+        sample_tool(f"tool_{i}", f"does thing {i % 5} with item {i % 3}", "x") for i in range(60)
+    ]
+    first = by_topic(tools, [""] * 60, k=6, seed=3).groups
+    assert by_topic(tools, [""] * 60, k=6, seed=3).groups == first
+
+
+def test_by_topic_never_passes_the_size_bound_and_covers_every_tool() -> None:
+    grouping = by_topic(TOOLS, [""] * len(TOOLS), k=2, max_size=3)
+    sizes = sorted(len(g) for g in grouping.groups)
+    assert max(sizes) <= 3
+    assert sorted(p for g in grouping.groups for p in g) == list(range(len(TOOLS)))
+    assert len(sizes) == 3  # two groups of three cannot hold eight tools: k is raised
+
+
+def test_a_servers_tools_stay_together_unless_the_server_is_too_big() -> None:
+    # One server mixes a music tool into weather tools: it stays whole.
+    sources = ["sky", "", "sky", "", "sky", "", "sky", "sky"]
+    grouping = by_topic(TOOLS, sources, k=2, max_size=5)
+    together = next(g for g in grouping.groups if 0 in g)
+    assert {0, 2, 4, 6, 7} == set(together)
+    # Above the bound, its tools are placed one by one, by topic.
+    split = by_topic(TOOLS, ["one"] * len(TOOLS), k=2, max_size=4)
+    assert names(TOOLS, split.groups) == names(TOOLS, by_topic(TOOLS, [""] * 8, k=2).groups)
+
+
+def test_by_server_makes_one_group_per_source_in_order_of_appearance() -> None:
+    grouping = by_server(TOOLS, ["b", "a", "b", "a", "b", "a", "b", "a"])
+    assert grouping.groups == [[0, 2, 4, 6], [1, 3, 5, 7]]
+
+
+def test_bounded_kmeans_refuses_groups_that_cannot_hold_every_tool() -> None:
+    space = TermSpace.fit([["a"], ["a"], ["b"]])
+    rows = space.vectors([["a"], ["a"], ["b"]])
+    with pytest.raises(ValueError, match="cannot hold 3"):
+        bounded_kmeans(rows, rows, [[0], [1], [2]], 1, max_size=2)
+    with pytest.raises(ValueError, match="between 1 and"):
+        bounded_kmeans(rows, rows, [[0], [1], [2]], 4, max_size=2)
+
+
+def test_automatic_k_and_the_default_bound() -> None:
+    assert [automatic_k(n) for n in (1, 15, 527, 4076)] == [1, 4, 23, 64]
+    assert default_max_size(527, 8) == 99
+
+
+def test_drafts_are_named_from_the_tools_words_and_make_a_config() -> None:
+    drafts = draft_categories(TOOLS, [""] * len(TOOLS), k=2)
+    by_first = {d.tools[0]: d for d in drafts}
+    weather = by_first["get_forecast"]
+    assert weather.name == "City & Weather"
+    assert weather.description == (
+        "City, weather and rain: tools such as get_forecast, get_rain_radar and air_quality"
+        " and 1 more."
+    )
+    assert (
+        weather.tool_usage_notes
+        == "Inputs shared by several tools: city (4 tools). Tools from Python (4)."
+    )
+    config = config_with(drafts, {"defaults": {"max_iterations": 3}})
+    assert list(config) == ["defaults", *(d.name for d in drafts)]
+    assert config[weather.name]["tools"] == list(weather.tools)
+
+
+def test_by_server_drafts_are_named_after_their_servers() -> None:
+    drafts = draft_categories(TOOLS, ["sky", "", "sky", "", "sky", "", "sky", ""], by="server")
+    assert [d.name for d in drafts] == ["sky", "Python tools"]
+
+
+def test_unique_names_never_clash_as_tools_nor_take_a_section_name() -> None:
+    assert unique_names(["Maps", "maps", "Maps!", "model", ""]) == [
+        "Maps",
+        "maps 2",
+        "Maps! 3",
+        "model tools",
+        "Tools",
+    ]
+
+
+def test_no_tools_no_groups() -> None:
+    assert by_topic([], []).groups == []
