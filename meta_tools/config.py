@@ -307,7 +307,9 @@ def json_syntax_problem(text: str, exc: json.JSONDecodeError) -> str:
         what = "more text after the end of the JSON object"
     elif exc.msg == "Expecting value":
         what = "expected a value (a string, number, object, list, true, false or null)"
-    line = text.splitlines()[exc.lineno - 1] if text.splitlines() else ""
+    # JSON counts lines at "\n" only (splitlines would also split at other separators).
+    lines = text.split("\n")
+    line = lines[exc.lineno - 1] if exc.lineno <= len(lines) else ""
     caret = " " * (exc.colno - 1) + "^"
     return (
         f"not valid JSON, line {exc.lineno} column {exc.colno}: {what}\n      {line}\n      {caret}"

@@ -176,3 +176,14 @@ def test_an_mcp_server_with_a_command_and_no_transport_is_a_stdio_server() -> No
         }
     )
     assert config.mcp_servers["demo"].transport == "stdio"
+
+
+@pytest.mark.parametrize("text", ["\n", "\n\n", '{"a":\u2028', '{\n  "a": 1,\n}\u2029'])
+def test_a_json_syntax_error_on_any_line_is_reported_with_its_line(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert "not valid JSON, line" in caught.value.problems[0]
