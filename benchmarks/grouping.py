@@ -8,7 +8,7 @@ For each public catalog, four groupings of the same tools:
 - `by server`: one category per server / API service / sub-field, as
   `group --by server` writes it;
 - `by topic`: `group --by topic --categories K` with K the hand-made count and
-  the default size bound (1.5 × the mean size), seed 0.
+  the default size bound (1.5 × the mean size).
 
 Measured:
 - routability: a category's routing text is its name, its description and its
@@ -246,7 +246,7 @@ def run(
             "hand-made": partial(_hand, catalog, words=False),
             "hand-made, words": partial(_hand, catalog, words=True),
             "by server": partial(draft_categories, tools, sources, by="server"),
-            "by topic": partial(draft_categories, tools, sources, by="topic", k=k, seed=seed),
+            "by topic": partial(draft_categories, tools, sources, by="topic", k=k),
         }
         rows: dict[str, Any] = {}
         for label, make in makers.items():

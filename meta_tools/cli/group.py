@@ -50,7 +50,6 @@ def group(
             "--max-size", min=1, help="No category above this many tools (default: 1.5 × mean)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="The same seed and tools give the same grouping.")] = 0,
     write: Annotated[
         Path | None,
         typer.Option("--write", "-w", help="Write the config here instead of printing it."),
@@ -79,9 +78,7 @@ def group(
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         found, sources = anyio.run(lambda: _collect(loaded, _load_tools(tools)))
         mode: Literal["topic", "server"] = "topic" if by == "topic" else "server"
-        drafts = draft_categories(
-            found, sources, by=mode, k=categories, max_size=max_size, seed=seed
-        )
+        drafts = draft_categories(found, sources, by=mode, k=categories, max_size=max_size)
         model, notes = _model(loaded, sections, use_model)
         if model is not None and mode == "topic":
             by_name = {t.name: t for t in found}

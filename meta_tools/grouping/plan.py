@@ -22,7 +22,6 @@ def draft_categories(
     by: Literal["topic", "server"] = "topic",
     k: int | None = None,
     max_size: int | None = None,
-    seed: int = 0,
 ) -> list[Draft]:
     """Categories for `tools` (`sources[i]` is tool i's MCP server, "" for a Python tool).
 
@@ -37,7 +36,7 @@ def draft_categories(
             source = sources[members[0]] or PYTHON_SOURCE
             drafts.append(replace(draft, name=source))
     else:
-        grouping = by_topic(tools, sources, k=k, max_size=max_size, seed=seed)
+        grouping = by_topic(tools, sources, k=k, max_size=max_size)
         drafts = [
             draft_from_words(grouping, i, tools, sources) for i in range(len(grouping.groups))
         ]

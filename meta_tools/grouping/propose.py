@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..category.shortlist import analyze
 from ..tools.base import BaseTool
-from .cluster import automatic_k, bounded_kmeans, default_max_size
+from .cluster import automatic_k, default_max_size, merge_units
 from .features import TermSpace, tool_terms
 
 __all__ = ["Grouping", "by_server", "by_topic"]
@@ -48,14 +48,14 @@ def by_topic(
     *,
     k: int | None = None,
     max_size: int | None = None,
-    seed: int = 0,
 ) -> Grouping:
     """About `k` groups (automatic: about √n) of at most `max_size` tools, by what they do.
 
     Tools of one source (`sources[i]`, the MCP server; "" for a tool of its
     own) stay together unless the source alone is larger than `max_size`;
-    then each of its tools is placed on its own.
-    `k` is raised when `k` groups of `max_size` cannot hold every tool.
+    then each of its tools is placed on its own. The same tools, in the same
+    order, always give the same groups. `k` is raised when `k` groups of
+    `max_size` cannot hold every tool.
     """
     count = len(tools)
     if count == 0:
@@ -66,9 +66,7 @@ def by_topic(
     terms = [tool_terms(t) for t in tools]
     space = _space(tools, terms)
     rows = space.vectors(terms)
-    members = _units(sources, max_size)
-    units = space.vectors([[term for m in unit for term in terms[m]] for unit in members])
-    labels = bounded_kmeans(rows, units, members, k, max_size=max_size, seed=seed)
+    labels = merge_units(rows, _units(sources, max_size), k, max_size=max_size)
     groups: dict[int, list[int]] = {}
     for position, label in enumerate(labels):
         groups.setdefault(label, []).append(position)

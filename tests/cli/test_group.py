@@ -78,8 +78,8 @@ def test_group_is_deterministic_and_never_overwrites_without_force(tmp_path: Pat
     (tmp_path / "Meta_tool_config.json").write_text(
         json.dumps({"mcp_servers": {"demo": DEMO_SERVER}})
     )
-    first = meta_tools(tmp_path, "group", "--seed", "7")
-    second = meta_tools(tmp_path, "group", "--seed", "7")
+    first = meta_tools(tmp_path, "group")
+    second = meta_tools(tmp_path, "group")
     assert first.returncode == 0 and first.stdout == second.stdout
     (tmp_path / "mine.json").write_text("keep me")
     refused = meta_tools(tmp_path, "group", "--write", "mine.json")
@@ -88,7 +88,7 @@ def test_group_is_deterministic_and_never_overwrites_without_force(tmp_path: Pat
         "error: mine.json exists\nhint: pass --force to overwrite it, or choose another file\n",
     )
     assert (tmp_path / "mine.json").read_text() == "keep me"
-    forced = meta_tools(tmp_path, "group", "--seed", "7", "--write", "mine.json", "--force")
+    forced = meta_tools(tmp_path, "group", "--write", "mine.json", "--force")
     assert forced.returncode == 0
     assert (tmp_path / "mine.json").read_text() == first.stdout
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from meta_tools.grouping.cluster import automatic_k, bounded_kmeans, default_max_size
+from meta_tools.grouping.cluster import automatic_k, default_max_size, merge_units
 from meta_tools.grouping.features import TermSpace
 from meta_tools.grouping.name import unique_names
 from meta_tools.grouping.plan import config_with, draft_categories
@@ -25,12 +25,52 @@ def test_by_topic_separates_two_topics_written_in_different_words() -> None:
     ]
 
 
-def test_by_topic_is_the_same_for_the_same_seed() -> None:
+def test_by_topic_is_the_same_for_the_same_tools() -> None:
     tools = [
         sample_tool(f"tool_{i}", f"does thing {i % 5} with item {i % 3}", "x") for i in range(60)
     ]
-    first = by_topic(tools, [""] * 60, k=6, seed=3).groups
-    assert by_topic(tools, [""] * 60, k=6, seed=3).groups == first
+    first = by_topic(tools, [""] * 60, k=6).groups
+    assert by_topic(tools, [""] * 60, k=6).groups == first
+
+
+def test_the_closest_tools_are_merged_first_so_near_twins_stay_together() -> None:
+    # Three pairs of near twins and two loners; four groups: every pair stays whole.
+    words = ["alpha beta", "alpha beta gamma", "delta epsilon", "delta epsilon zeta", "eta theta"]
+    words += ["eta theta iota", "kappa lambda", "mu nu"]
+    space = TermSpace.fit([w.split() for w in words], min_documents=1)
+    rows = space.vectors([w.split() for w in words])
+    labels = merge_units(rows, [[i] for i in range(8)], 4, max_size=3)
+    assert labels[0] == labels[1] and labels[2] == labels[3] and labels[4] == labels[5]
+    assert len(set(labels)) == 4
+
+
+def test_a_tool_like_no_other_joins_a_group_instead_of_making_its_own() -> None:
+    odd = sample_tool("lorem_ipsum", "Dolor sit amet.")
+    tools = [*WEATHER, *MUSIC, odd]
+    grouping = by_topic(tools, [""] * len(tools), k=3)
+    assert len(grouping.groups) == 3
+    assert min(len(g) for g in grouping.groups) >= 2
+    # with only as many tools as groups of two allow, it keeps its own group
+    few = [WEATHER[0], WEATHER[1], MUSIC[0], MUSIC[1], odd]
+    assert [4] in by_topic(few, [""] * 5, k=3).groups
+
+
+def test_when_no_two_groups_fit_together_the_smallest_is_spread_over_the_others() -> None:
+    # Three servers of two tools, bound 3, two groups: no two servers fit together, so the
+    # first (a sun tool and a song tool) is spread, each tool to the group it matches.
+    words = ["sun", "song", "sun rain", "sun rain", "song album", "song album"]
+    space = TermSpace.fit([w.split() for w in words], min_documents=1)
+    rows = space.vectors([w.split() for w in words])
+    labels = merge_units(rows, [[0, 1], [2, 3], [4, 5]], 2, max_size=3)
+    assert labels == [labels[2], labels[4], labels[2], labels[2], labels[4], labels[4]]
+    assert labels[2] != labels[4]
+
+
+def test_with_fewer_servers_than_groups_the_largest_server_is_split() -> None:
+    space = TermSpace.fit([["a"], ["b"], ["c"], ["d"]], min_documents=1)
+    rows = space.vectors([["a"], ["b"], ["c"], ["d"]])
+    labels = merge_units(rows, [[0, 1, 2], [3]], 3, max_size=3)
+    assert len(set(labels)) == 3
 
 
 def test_by_topic_never_passes_the_size_bound_and_covers_every_tool() -> None:
@@ -57,13 +97,13 @@ def test_by_server_makes_one_group_per_source_in_order_of_appearance() -> None:
     assert grouping.groups == [[0, 2, 4, 6], [1, 3, 5, 7]]
 
 
-def test_bounded_kmeans_refuses_groups_that_cannot_hold_every_tool() -> None:
+def test_merge_units_refuses_groups_that_cannot_hold_every_tool() -> None:
     space = TermSpace.fit([["a"], ["a"], ["b"]])
     rows = space.vectors([["a"], ["a"], ["b"]])
     with pytest.raises(ValueError, match="cannot hold 3"):
-        bounded_kmeans(rows, rows, [[0], [1], [2]], 1, max_size=2)
+        merge_units(rows, [[0], [1], [2]], 1, max_size=2)
     with pytest.raises(ValueError, match="between 1 and"):
-        bounded_kmeans(rows, rows, [[0], [1], [2]], 4, max_size=2)
+        merge_units(rows, [[0], [1], [2]], 4, max_size=2)
 
 
 def test_automatic_k_and_the_default_bound() -> None:
