@@ -23,7 +23,15 @@ Measured:
   tools of its own category (as one category call does);
 - sizes: categories, largest, smallest, how many exceed 20 tools
   (`max_tools_per_prompt`), and the grouping check's findings by kind;
-- ARI: adjusted Rand index against the hand-made grouping (information only).
+- ARI: adjusted Rand index against the hand-made grouping (information only);
+- the ceiling by query subset: the R@1 a perfect router would reach, the share
+  of a query's gold tools held by the one category holding most of them
+  (what splitting a query's tools over categories costs, apart from BM25);
+- how alike the servers of one query's gold tools are: the mean cosine of the
+  servers' TF-IDF vectors (all their tools' text) over pairs of gold servers,
+  by subset, against pairs drawn at random from one hand-made category and
+  from the whole catalog (a grouping by text can keep together only what its
+  text makes alike).
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from typing import Any
 from meta_tools.category.manager import CategoryManager, slugify
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
-from meta_tools.grouping.features import category_document
+from meta_tools.grouping.features import TermSpace, category_document, tool_terms
 from meta_tools.grouping.name import Draft, draft_from_words
 from meta_tools.grouping.plan import draft_categories
 from meta_tools.grouping.propose import by_server
@@ -159,9 +167,60 @@ def _measure(
             ]
             for name in subsets
         }
+        result["ceiling_by_subset"] = {
+            name: _ceiling(catalog, drafts, [q for q in queries if q.get("subset") == name])
+            for name in subsets
+        }
     if queries:
         within = evaluate_within(catalog, queries, lambda t: label[t.name], members)
         result["within_recall@20"] = within["recall@20"]
+    return result
+
+
+def _ceiling(catalog: Catalog, drafts: Sequence[Draft], queries: list[dict[str, Any]]) -> float:
+    """R@1 of a perfect router: the share of each query's gold tools in its best category."""
+    home = {name: i for i, d in enumerate(drafts) for name in d.tools}
+    total = 0.0
+    for _query, gold in _asked(catalog, queries):
+        total += max(Counter(home[g] for g in gold).values()) / len(gold)
+    return round(total / max(len(queries), 1), 4)
+
+
+def gold_server_cosine(
+    catalog: Catalog, queries: list[dict[str, Any]], *, seed: int = 0, pairs: int = 2000
+) -> dict[str, float]:
+    """Mean cosine between the servers of one query's gold tools, by subset, and at random."""
+
+    servers: dict[str, list[str]] = {}
+    for tool in catalog.tools:
+        servers.setdefault(tool.entry.get("group") or tool.name, []).extend(tool_terms(tool))
+    names = list(servers)
+    space = TermSpace.fit(list(servers.values()))
+    vectors = space.vectors(list(servers.values()))
+    row = {name: i for i, name in enumerate(names)}
+
+    def mean(found: list[tuple[str, str]]) -> float:
+        values = [float(vectors[row[a]] @ vectors[row[b]]) for a, b in found]
+        return round(sum(values) / max(len(values), 1), 4)
+
+    result: dict[str, float] = {}
+    for subset in sorted({q.get("subset") or "all" for q in queries}):
+        found = []
+        for q in queries:
+            if (q.get("subset") or "all") == subset:
+                gold = sorted({catalog.by_id[g].entry.get("group") or "" for g in q["gold"]})
+                found += [(a, b) for i, a in enumerate(gold) for b in gold[i + 1 :]]
+        if found:
+            result[subset] = mean(found)
+    category = {t.entry.get("group") or t.name: t.entry.get("category") for t in catalog.tools}
+    by_category: dict[Any, list[str]] = {}
+    for name in names:
+        by_category.setdefault(category[name], []).append(name)
+    shared = [members for members in by_category.values() if len(members) > 1]
+    rng = random.Random(seed)
+    same = [tuple(rng.sample(rng.choice(shared), 2)) for _ in range(pairs)]
+    result["random, same hand-made category"] = mean([(a, b) for a, b in same])
+    result["random"] = mean([(a, b) for a, b in (rng.sample(names, 2) for _ in range(pairs))])
     return result
 
 
@@ -259,6 +318,9 @@ def run(
                 )
         results[dataset] = {
             "tools": len(tools),
+            "gold_server_cosine": gold_server_cosine(catalog, queries, seed=seed)
+            if queries
+            else None,
             "queries": len(queries) or None,
             "query_source": "queries.jsonl" if queries else "each tool's description (proxy)",
             "groupings": rows,

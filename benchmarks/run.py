@@ -262,6 +262,23 @@ def show_grouping(result: dict[str, Any]) -> str:
                     [[label, *(f"{by[n]:.3f}" for n in names)] for label, by in subsets.items()],
                 )
             )
+            ceilings = {
+                label: g["ceiling_by_subset"]
+                for label, g in info["groupings"].items()
+                if "ceiling_by_subset" in g
+            }
+            out.append(
+                table(
+                    ["ceiling (a perfect router's R@1)", *names],
+                    [[label, *(f"{by[n]:.3f}" for n in names)] for label, by in ceilings.items()],
+                )
+            )
+        likeness = info.get("gold_server_cosine")
+        if likeness:
+            out.append(
+                "mean cosine between the servers of one query's gold tools: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in likeness.items())
+            )
     return "\n\n".join(out)
 
 
