@@ -1,7 +1,7 @@
 """Grouping tools into categories: proposals (`by_server`, `by_topic`) and the grouping check.
 
 features     tools as TF-IDF rows (the shortlist's words)
-cluster      size-bounded spherical k-means over units (a server's tools stay together)
+cluster      size-bounded agglomerative merging of units (a server's tools stay together)
 propose      by_server / by_topic
 name         names, descriptions and notes from the tools' own words
 model_names  the same, written by a model in a few bounded calls

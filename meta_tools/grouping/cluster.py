@@ -11,10 +11,12 @@ groups are as similar as the cosine of their summed TF-IDF vectors (centroid
 linkage): a group's direction is the words its tools share, whatever its size.
 
 Why merging rather than k-means: the closest neighbours (two weather APIs,
-two PDF servers) are merged first, so they always end up together, where a
-k-means boundary can fall between them; group sizes follow the topics (many
-small tight groups, a few large broad ones) within the bound, instead of
-being pulled towards equal sizes. A tool like no other (an empty or
+two PDF servers) are merged first, so they end up together, where a k-means
+boundary can fall between them; group sizes follow the topics (many small
+tight groups, a few large broad ones) within the bound, instead of being
+pulled towards equal sizes. Measured against size-bounded k-means on three
+public catalogs, it routes better on all three (`python -m benchmarks
+grouping`); average linkage and Ward routed worse than centroid linkage. A tool like no other (an empty or
 foreign-language description) would stay a group of one: it joins its
 closest group instead. It needs no random start (ties go to the
 earlier unit), so the same tools always give the same groups. It keeps one
