@@ -219,10 +219,7 @@ class MetaToolsConfig(_Strict):
             raise ConfigError(
                 str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
             ) from None
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(str(file), [json_syntax_problem(text, exc)]) from None
+        raw = parse_json(text, str(file))
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod
@@ -241,6 +238,9 @@ class MetaToolsConfig(_Strict):
             )
         problems: list[str] = []
         secrets: set[str] = set()
+        shape_problems = check_shape(raw)
+        if shape_problems:
+            raise ConfigError(source, shape_problems)
         expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
         # A problem quotes the bad value, which may have come from a secret.
         redactor = Redactor(secrets)
@@ -422,3 +422,79 @@ def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
     if loc and loc[0] not in SECTIONS:
         return ["categories", *loc]
     return list(loc)
+
+
+#: Deeper nesting than this is no config anyone wrote: refused before it can exhaust the stack.
+MAX_DEPTH = 32
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse config text; a syntax error, a duplicate key or absurd nesting is a `ConfigError`.
+
+    Raises:
+        ConfigError: naming the file, with the line and column or the JSON path.
+    """
+    duplicates: dict[int, list[str]] = {}
+
+    def keep_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                duplicates.setdefault(id(found), []).append(key)
+            found[key] = value
+        return found
+
+    try:
+        raw = json.loads(text, object_pairs_hook=keep_pairs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, [json_syntax_problem(text, exc)]) from None
+    except RecursionError:
+        raise ConfigError(source, [f"$: nested more than {MAX_DEPTH} levels deep"]) from None
+    if duplicates:
+        problems = [
+            f"{json_path(_as_loc((*loc, key)))}: duplicate key (only one may be given)"
+            for loc, node in _objects(raw)
+            for key in dict.fromkeys(duplicates.get(id(node), []))
+        ]
+        raise ConfigError(source, problems)
+    return raw
+
+
+def check_shape(raw: Any) -> list[str]:
+    """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters in strings.
+
+    Walked without recursion, so no input can exhaust the stack; a NUL would
+    otherwise surface later as a `ValueError` from the OS (paths, commands).
+    """
+    problems: list[str] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
+    while stack:
+        loc, value = stack.pop()
+        if len(loc) > MAX_DEPTH:
+            return [
+                f"{json_path(_as_loc(loc[:MAX_DEPTH]))}: nested more than {MAX_DEPTH} levels deep"
+            ]
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if "\0" in str(key):
+                    problems.append(f"{json_path(_as_loc(loc))}: a key contains a NUL character")
+                stack.append(((*loc, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*loc, index), item) for index, item in enumerate(value))
+        elif isinstance(value, str) and "\0" in value:
+            problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
+    return sorted(problems)
+
+
+def _objects(raw: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Every JSON object in `raw` with its location, walked without recursion."""
+    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, dict):
+            found.append((loc, value))
+            stack.extend(((*loc, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*loc, i), v) for i, v in enumerate(value))
+    return sorted(found, key=lambda item: [str(p) for p in item[0]])

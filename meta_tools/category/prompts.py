@@ -54,6 +54,56 @@ def default_templates_dir() -> Path:
     return Path(str(resources.files(__package__).joinpath("templates")))
 
 
+class _TemplateProblem(Exception):
+    """One template that cannot be used; the message names the file (and line)."""
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The template line an error was raised at: Jinja's own, or its traceback's last frame."""
+    line = getattr(exc, "lineno", None)
+    if isinstance(line, int):
+        return line
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            found = tb.tb_lineno
+        tb = tb.tb_next
+    return found
+
+
+def _compile(env: jinja2.Environment, path: Path) -> jinja2.Template:
+    """Read, parse, check and sample-render one template.
+
+    Any failure (unreadable, not UTF-8, bad syntax, an unknown variable, or an
+    expression that raises when rendered, like `{{ 1/0 }}`) is a problem of the
+    file, found now rather than in the middle of a call.
+    """
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _TemplateProblem(f"{path}: cannot read the template: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise _TemplateProblem(
+            f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}"
+        ) from None
+    try:
+        unknown = meta.find_undeclared_variables(env.parse(source)) - VARIABLES
+        if unknown:
+            allowed = ", ".join(sorted(VARIABLES))
+            raise _TemplateProblem(
+                f"{path}: unknown variable(s) {', '.join(sorted(unknown))}; available: {allowed}"
+            )
+        template = env.from_string(source)
+        template.render(_SAMPLE)
+    except _TemplateProblem:
+        raise
+    except Exception as exc:  # a template is code: whatever it raises is the file's problem
+        line = _template_line(exc)
+        what = str(exc) if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+        raise _TemplateProblem(f"{path}{f':{line}' if line else ''}: {what}") from None
+    return template
+
+
 @dataclass(frozen=True)
 class PromptSet:
     """The three compiled templates."""
@@ -67,7 +117,8 @@ class PromptSet:
         """Load templates from `folder`, falling back to the defaults for missing files.
 
         Raises:
-            ConfigError: a template has a syntax error or uses an unknown variable.
+            ConfigError: a template cannot be read, has a syntax error, uses an unknown
+                variable or raises when rendered.
         """
         env = jinja2.Environment(
             undefined=jinja2.StrictUndefined,
@@ -82,24 +133,12 @@ class PromptSet:
             raise ConfigError(str(folder), ["prompts_dir: the folder does not exist"])
         for phase in PHASES:
             path = folder / f"{phase}.j2" if folder is not None else None
-            if path is None or not path.is_file():
+            if path is None or not path.exists():  # present but unreadable is a problem
                 path = default_templates_dir() / f"{phase}.j2"
-            source = path.read_text(encoding="utf-8")
             try:
-                unknown = meta.find_undeclared_variables(env.parse(source)) - VARIABLES
-                if unknown:
-                    allowed = ", ".join(sorted(VARIABLES))
-                    problems.append(
-                        f"{path}: unknown variable(s) {', '.join(sorted(unknown))}; available: {allowed}"
-                    )
-                    continue
-                template = env.from_string(source)
-                template.render(_SAMPLE)
-            except jinja2.TemplateError as exc:
-                line = getattr(exc, "lineno", None)
-                problems.append(f"{path}{f':{line}' if line else ''}: {exc}")
-                continue
-            compiled[phase] = template
+                compiled[phase] = _compile(env, path)
+            except _TemplateProblem as problem:
+                problems.append(str(problem))
         if problems:
             raise ConfigError(str(folder or default_templates_dir()), problems)
         return cls(**compiled)

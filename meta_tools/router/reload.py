@@ -41,6 +41,16 @@ class ReloadOutcome:
 ReloadCallback = Callable[[ReloadOutcome], Awaitable[None]]
 
 
+def _problems(exc: Exception) -> list[str]:
+    """What a rejected edit did wrong; an unexpected error is reported, not raised into serve."""
+    if isinstance(exc, ConfigError):
+        return exc.problems
+    if isinstance(exc, ModelError):
+        return [str(exc)]
+    logger.debug("reload failed unexpectedly", exc_info=exc)
+    return [f"unexpected {type(exc).__name__} while loading the edit: {exc}"]
+
+
 class ConfigReloader:
     """Applies edits of a config file (and its prompt templates) to a running `MetaManager`.
 
@@ -96,8 +106,8 @@ class ConfigReloader:
         try:
             config = await anyio.to_thread.run_sync(MetaToolsConfig.load, self.path)
             warnings = await self.meta.reload(config)
-        except (ConfigError, ModelError) as exc:
-            problems = exc.problems if isinstance(exc, ConfigError) else [str(exc)]
+        except Exception as exc:  # whatever the edit breaks, the running config is kept
+            problems = _problems(exc)
             outcome = ReloadOutcome(str(self.path), applied=False, problems=tuple(problems))
             listed = "".join(f"\n  - {problem}" for problem in problems)
             logger.error(

@@ -1,0 +1,150 @@
+"""A bad config or template edit is a `ConfigError` naming the file; a reload keeps the running config."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_tools import tool
+from meta_tools.category.prompts import PromptSet
+from meta_tools.cli.checks import check_config
+from meta_tools.config import MetaToolsConfig
+from meta_tools.exceptions import ConfigError
+from meta_tools.llm import ScriptedModel
+from meta_tools.router.manager import MetaManager
+from meta_tools.router.reload import ConfigReloader
+
+pytestmark = pytest.mark.anyio
+
+GOOD = {"Text": {"description": "Transform text.", "tools": ["shout"]}}
+DEFAULT_SELECTION = (
+    Path(__file__).parents[2] / "meta_tool_prompts" / "tool_selection.j2"
+).read_text(encoding="utf-8")
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+def deep(levels: int) -> str:
+    return '{"Text": {"description": "x", "tools": ' + "[" * levels + "]" * levels + "}}"
+
+
+# Each edit: (file name -> content); the expected problem is a substring of one line.
+BAD_EDITS: dict[str, tuple[dict[str, bytes], str]] = {
+    "nested 900 deep": ({"Meta_tool_config.json": deep(900).encode()}, "levels deep"),
+    "nested 100000 deep": ({"Meta_tool_config.json": deep(100_000).encode()}, "levels deep"),
+    "NUL in prompts_dir": (
+        {"Meta_tool_config.json": json.dumps({**GOOD, "prompts_dir": "a\u0000b"}).encode()},
+        "$.prompts_dir: contains a NUL character",
+    ),
+    "NUL in a server command": (
+        {
+            "Meta_tool_config.json": json.dumps(
+                {**GOOD, "mcp_servers": {"s": {"command": "py\u0000thon"}}}
+            ).encode()
+        },
+        "$.mcp_servers.s.command: contains a NUL character",
+    ),
+    "template not UTF-8": (
+        {"prompts/tool_selection.j2": b"Hello \xff\xfe {{ category }}"},
+        "tool_selection.j2: not UTF-8 text",
+    ),
+    "template divides by zero": (
+        {"prompts/tool_selection.j2": b"line one\n{{ 1/0 }}\n"},
+        "tool_selection.j2:2: ZeroDivisionError",
+    ),
+    "template indexes past the end": (
+        {"prompts/tool_result_evaluation.j2": b"{{ tools[7].name }}"},
+        "tool_result_evaluation.j2:1:",
+    ),
+    "template is a folder": ({"prompts/max_iteration_summary.j2/x": b""}, "cannot read"),
+}
+
+
+def apply(tmp_path: Path, files: dict[str, bytes]) -> None:
+    for name, content in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def start(tmp_path: Path) -> tuple[Path, MetaManager]:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "tool_selection.j2").write_text(DEFAULT_SELECTION, encoding="utf-8")
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(json.dumps({**GOOD, "prompts_dir": "prompts"}), encoding="utf-8")
+    return path, MetaManager.from_config(path, tools=[shout], model=ScriptedModel([]))
+
+
+@pytest.mark.parametrize("edit", list(BAD_EDITS))
+async def test_a_bad_edit_is_reported_and_the_running_config_is_kept(
+    tmp_path: Path, edit: str
+) -> None:
+    path, meta = start(tmp_path)
+    reloader = ConfigReloader(meta, path)
+    files, expected = BAD_EDITS[edit]
+    apply(tmp_path, files)
+    outcome = await reloader.reload_now()
+    assert outcome is not None and not outcome.applied
+    assert any(expected in problem for problem in outcome.problems), outcome.problems
+    assert not any("unexpected" in problem for problem in outcome.problems)
+    assert [t.name for t in meta.list_tools()] == ["text"]
+    assert meta.config is not None and meta.config.prompts_dir == "prompts"
+
+
+@pytest.mark.parametrize("edit", list(BAD_EDITS))
+async def test_validate_reports_each_bad_edit_as_a_problem_of_the_file(
+    tmp_path: Path, edit: str
+) -> None:
+    path, _ = start(tmp_path)
+    files, expected = BAD_EDITS[edit]
+    apply(tmp_path, files)
+    report = await check_config(path, [shout], offline=True)
+    assert any(expected in problem for problem in report.problems), report.problems
+    assert not any("unexpected" in problem for problem in report.problems)
+
+
+def test_a_template_that_raises_when_rendered_fails_at_load_naming_file_and_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tool_selection.j2").write_text("ok\n\n{{ {}['missing'] }}", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        PromptSet.load(tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{tmp_path / 'tool_selection.j2'}:3: ")
+
+
+def test_duplicate_keys_at_any_depth_are_config_errors_with_their_json_path(
+    tmp_path: Path,
+) -> None:
+    text = """{
+      "Files": {"description": "Read files.", "tools": ["shout"]},
+      "Files": {"description": "Other.", "tools": ["shout"], "tools": ["x"]},
+      "defaults": {"max_iterations": 2, "max_iterations": 3},
+      "mcp_servers": {"s": {"command": "x", "env": {"A": "1", "A": "2"}}}
+    }"""
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert caught.value.source == str(path)
+    assert caught.value.problems == [
+        '$."Files": duplicate key (only one may be given)',
+        '$."Files".tools: duplicate key (only one may be given)',
+        "$.defaults.max_iterations: duplicate key (only one may be given)",
+        "$.mcp_servers.s.env.A: duplicate key (only one may be given)",
+    ]
+
+
+def test_the_same_key_in_different_objects_is_no_duplicate(tmp_path: Path) -> None:
+    data: dict[str, Any] = {
+        "A": {"description": "a", "tools": ["shout"]},
+        "B": {"description": "a", "tools": ["shout"]},
+    }
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert list(MetaToolsConfig.load(path).categories) == ["A", "B"]
