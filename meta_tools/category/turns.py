@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from .._lifecycle import is_cancellation
 from ..llm.types import AssistantTurn, ToolCall
 
 __all__ = [
@@ -136,7 +137,9 @@ def _shown(value: Any) -> str:
     """`repr` for values JSON cannot hold; a `__repr__` that raises still gives a description."""
     try:
         return repr(value)
-    except Exception as exc:
+    except BaseException as exc:  # the value came from a tool: whatever it raises is reported
+        if is_cancellation(exc):
+            raise
         return f"<{type(value).__name__} object (repr failed: {type(exc).__name__})>"
 
 

@@ -15,6 +15,7 @@ import anyio.to_thread
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel, ConfigDict
 
+from .._lifecycle import is_cancellation
 from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError
 from .schema import args_model_from_parameters, validate_arguments
 
@@ -91,17 +92,31 @@ def _message(exc: BaseException) -> str:
     """`str(exc)`, or a placeholder when the exception cannot print itself."""
     try:
         return str(exc)
-    except Exception:
+    except BaseException as raised:
+        if is_cancellation(raised):
+            raise
         return "<the error message could not be printed>"
 
 
+@dataclass(frozen=True, slots=True)
+class _Raised:
+    """What a sync tool raised in its worker thread, carried back as a value."""
+
+    error: BaseException
+
+
 def _run_into(box: list[Any], func: Callable[..., Any], values: dict[str, Any]) -> None:
-    """Call `func` in a worker thread and hand its result over in `box`.
+    """Call `func` in a worker thread and hand its result (or what it raised) over in `box`.
 
     An idle anyio worker keeps a reference to the last value it returned until
-    its next job, which would pin a large result in memory.
+    its next job, which would pin a large result in memory. Whatever the tool
+    raises stays in the box: a `GeneratorExit` or `KeyboardInterrupt` crossing
+    the thread boundary would be thrown into the event loop's own machinery.
     """
-    box.append(func(**values))
+    try:
+        box.append(func(**values))
+    except BaseException as exc:  # nothing in a worker thread is a cancellation of ours
+        box.append(_Raised(exc))
 
 
 class BaseTool(ABC):
@@ -207,10 +222,15 @@ class BaseTool(ABC):
             box: list[Any] = []
             run = functools.partial(_run_into, box, self.execute, values)
             await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-            return box.pop()
+            value = box.pop()
+            if isinstance(value, _Raised):
+                raise value.error
+            return value
         except ToolError:
             raise
-        except (Exception, SystemExit) as exc:  # a tool's sys.exit() must not stop the host
+        except BaseException as exc:  # sys.exit(), KeyboardInterrupt...: never stop the host
+            if is_cancellation(exc):
+                raise
             raise ToolExecutionError(f"{type(exc).__name__}: {_message(exc)}") from exc
 
     async def answer(

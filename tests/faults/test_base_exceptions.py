@@ -1,0 +1,118 @@
+"""A tool that raises a `BaseException` (KeyboardInterrupt, a custom one, a fake CancelledError)
+gets an error result; the service keeps serving. Only the run's own cancellation propagates."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from meta_tools import tool
+from meta_tools.category.manager import CategoryManager
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.router.manager import MetaManager
+from meta_tools.serve.server import serve
+
+pytestmark = pytest.mark.anyio
+
+
+class Custom(BaseException):
+    """Not an Exception: escapes every `except Exception`."""
+
+
+RAISED: dict[str, type[BaseException]] = {
+    "interrupt": KeyboardInterrupt,
+    "custom": Custom,
+    "cancelled": asyncio.CancelledError,
+    "generator_exit": GeneratorExit,
+    "exit": SystemExit,
+}
+
+
+@tool
+def raise_sync(kind: str) -> str:
+    """Raise the named BaseException in a worker thread."""
+    raise RAISED[kind]("from a sync tool")
+
+
+@tool
+async def raise_async(kind: str) -> str:
+    """Raise the named BaseException in the event loop."""
+    raise RAISED[kind]("from an async tool")
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def router() -> MetaManager:
+    def answer(request: ChatRequest) -> AssistantTurn:
+        if len(request.messages) > 2:
+            return AssistantTurn(text=request.messages[-2].content)
+        name, _, kind = request.messages[1].content.split("Exact input: ", 1)[1].partition(" ")
+        arguments: dict[str, Any] = {"a": 1, "b": 2} if name == "add" else {"kind": kind}
+        return AssistantTurn(tool_calls=[ToolCall(name=name, arguments=arguments)])
+
+    model = ScriptedModel.from_function(answer)
+    category = CategoryManager("Work", "Misbehaves.", [raise_sync, raise_async, add], model)
+    return MetaManager([category])
+
+
+@pytest.mark.parametrize("kind", list(RAISED))
+@pytest.mark.parametrize("name", ["raise_sync", "raise_async"])
+async def test_a_base_exception_from_a_tool_is_an_error_result(name: str, kind: str) -> None:
+    meta = router()
+    result = await meta.call_tool("work", {"objective": "raise", "exact_input": f"{name} {kind}"})
+    (execution,) = result.executions
+    assert (execution.ok, execution.error) == (
+        False,
+        f"{RAISED[kind].__name__}: from {'an async' if name == 'raise_async' else 'a sync'} tool",
+    )
+    assert result.status == "success"
+
+
+async def test_the_service_keeps_serving_every_client_after_tools_raise_base_exceptions() -> None:
+    meta = router()
+    async with anyio.create_task_group() as group:
+        url = await group.start(partial(serve, meta, transport="http", port=0))
+        async with Client(url) as client:
+            for kind in RAISED:
+                for name in ("raise_sync", "raise_async"):
+                    arguments = {"objective": "raise", "exact_input": f"{name} {kind}"}
+                    answer = await client.call_tool("work", arguments)
+                    assert answer.structured_content is not None
+                    assert answer.structured_content["executions"][0]["ok"] is False
+        async with Client(url) as fresh:  # a new client too
+            answer = await fresh.call_tool("work", {"objective": "add", "exact_input": "add"})
+        group.cancel_scope.cancel()
+    assert answer.structured_content is not None
+    assert answer.structured_content["executions"][0]["result"] == "3"
+
+
+async def test_cancelling_the_run_still_cancels_a_running_tool() -> None:
+    started, stopped = anyio.Event(), anyio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    model = ScriptedModel([AssistantTurn(tool_calls=[ToolCall(name="wait", arguments={})])])
+    category = CategoryManager("Wait", "Waits.", [wait], model)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(category.run, "wait", "now")
+            await started.wait()
+            group.cancel_scope.cancel()
+    assert stopped.is_set()
