@@ -6,7 +6,8 @@
 Tools: `echo` (works), `crash` (the process exits mid-call), `hang` (never
 answers), `refuse` (isError with a message), `swap` (removes `old_tool`, adds
 `new_tool`, announces the change), `old_tool`, `token` (returns its env's
-SEARCH_TOKEN, as a leaky server would).
+SEARCH_TOKEN, as a leaky server would), `rpc_error` (answers with a JSON-RPC
+error of the given code), `slow_echo` (answers after a delay), `pid`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import sys
 
 import anyio
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -61,6 +63,22 @@ def build() -> MCPServer:
     def token() -> str:
         """Report the token this server was given (a leaky server)."""
         return f"my token is {os.environ.get('SEARCH_TOKEN', '')}"
+
+    @server.tool()
+    def rpc_error(code: int, message: str) -> str:
+        """Answer with a JSON-RPC error (e.g. -32000, which is also the SDK's "connection closed")."""
+        raise MCPError(code=code, message=message)
+
+    @server.tool()
+    async def slow_echo(text: str, seconds: float) -> str:
+        """Return the text after a delay."""
+        await anyio.sleep(seconds)
+        return text
+
+    @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
 
     return server
 

@@ -166,7 +166,7 @@ async def test_a_tool_list_changed_mid_run_is_what_the_next_round_offers() -> No
             result = await meta.call_tool("search", TASK)
     unknown = (
         "unknown tool 'old_tool'. Did you mean 'new_tool'? Available tools: "
-        "echo, crash, hang, refuse, swap, token, new_tool"
+        "echo, crash, hang, refuse, swap, token, rpc_error, slow_echo, pid, new_tool"
     )
     assert (result.status, result.summary) == ("success", "used the new tool")
     assert [(e.tool, e.ok, e.result, e.error) for e in result.executions] == [
@@ -179,3 +179,51 @@ async def test_a_tool_list_changed_mid_run_is_what_the_next_round_offers() -> No
     # The second request may have been built before the change arrived; the third was not.
     assert "new_tool" in offered(third) and "old_tool" not in offered(third)
     assert told(third)[-1] == fenced("old_tool", False, unknown)
+
+
+SURVIVED = '{"result": "survived"}'
+
+
+@pytest.mark.parametrize(
+    ("code", "message"), [(-32000, "quota exceeded"), (-32001, "upstream timed out")]
+)
+async def test_a_json_rpc_error_reply_is_a_tool_error_not_a_lost_connection_or_timeout(
+    code: int, message: str
+) -> None:
+    model = ScriptedModel(
+        [
+            call("pid"),
+            AssistantTurn(
+                tool_calls=[
+                    ToolCall(
+                        id="call_err",
+                        name="rpc_error",
+                        arguments={"code": code, "message": message},
+                    ),
+                    ToolCall(
+                        id="call_slow",
+                        name="slow_echo",
+                        arguments={"text": "survived", "seconds": 0.5},
+                    ),
+                ]
+            ),
+            call("pid"),
+            AssistantTurn(text="ok"),
+        ]
+    )
+    cfg = config(["pid", "rpc_error", "slow_echo"])
+    async with MetaManager.from_config(cfg, model=model) as meta:
+        with anyio.fail_after(60):
+            result = await meta.call_tool("search", TASK)
+    refused = (
+        f"MCP server 'faulty' answered the call to 'rpc_error' with an error ({code}): {message}"
+    )
+    first_pid, error, slow, second_pid = result.executions
+    assert (error.ok, error.error) == (False, refused)
+    assert (slow.ok, slow.result) == (True, SURVIVED)  # the concurrent call was not killed
+    assert first_pid.result == second_pid.result  # the server was not restarted
+    assert told(model.requests[2]) == [
+        fenced("pid", True, str(first_pid.result)),
+        fenced("rpc_error", False, refused),
+        fenced("slow_echo", True, SURVIVED),
+    ]

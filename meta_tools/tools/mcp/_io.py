@@ -28,17 +28,20 @@ from pydantic import ValidationError
 
 from ..._lifecycle import AsyncCloseable
 from ...config import HttpServerConfig, StdioServerConfig
-from ...exceptions import ToolError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from ...exceptions import ToolError, ToolExecutionError, ToolUnavailableError
 
 __all__ = [
     "CALL_FAILURES",
+    "HttpTransportFactory",
     "StderrTail",
+    "TransportHealth",
     "WatchedTransport",
     "call_failure",
     "describe_failure",
     "http_transport_factory",
     "result_value",
     "stdio_parameters",
+    "streamable_http_transport",
 ]
 
 logger = logging.getLogger("meta_tools.mcp")
@@ -98,6 +101,75 @@ class StderrTail:
         return "\n".join(self._lines)
 
 
+class TransportHealth:
+    """How often one session's transport failed: the only source of "the connection was lost".
+
+    An error *reply* never counts, whatever its code: a server may answer
+    `-32000` (the SDK's own "connection closed") or `-32001` ("request
+    timeout") for its own reasons. What counts is the transport itself: the
+    server's stream ended, a write to it failed, or (HTTP) a request or a
+    response body broke off.
+    """
+
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def failed(self) -> None:
+        self.failures += 1
+
+
+def _counts(exc: BaseException) -> bool:
+    """A transport error that means the server is gone (a slow answer is left to our deadline)."""
+    return isinstance(exc, httpx2.TransportError) and not isinstance(exc, httpx2.TimeoutException)
+
+
+class _WatchedBody(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, health: TransportHealth) -> None:
+        self._inner = inner
+        self._health = health
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except BaseException as exc:
+            if _counts(exc):
+                self._health.failed()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _WatchedHttp(httpx2.AsyncBaseTransport):
+    """An HTTP transport that reports broken requests and response bodies to `health`."""
+
+    def __init__(self, health: TransportHealth) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._health = health
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except BaseException as exc:
+            if _counts(exc):
+                self._health.failed()
+            raise
+        response.stream = _WatchedBody(response.stream, self._health)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _http_client(
+    health: TransportHealth | None, headers: dict[str, str] | None, timeout: httpx2.Timeout
+) -> httpx2.AsyncClient:
+    if health is None:
+        return create_mcp_http_client(headers=headers, timeout=timeout)
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, transport=_WatchedHttp(health))
+
+
 class _WatchedRead(AsyncCloseable):
     """Delegates to a read stream and reports when it ends."""
 
@@ -128,8 +200,29 @@ class _WatchedRead(AsyncCloseable):
             raise StopAsyncIteration from None
 
 
+class _WatchedWrite(AsyncCloseable):
+    """Delegates to a write stream and reports when a send finds it broken."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def send(self, item: Any) -> None:
+        try:
+            await self._inner.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class WatchedTransport:
-    """A transport whose read stream calls `on_end` when the server's side ends (a crash)."""
+    """A transport that calls `on_end` when the server's side ends (a crash) or breaks on a write."""
 
     def __init__(self, inner: Transport, on_end: Callable[[], None]) -> None:
         self._inner = inner
@@ -137,7 +230,7 @@ class WatchedTransport:
 
     async def __aenter__(self) -> TransportStreams:
         read, write = await self._inner.__aenter__()
-        return _WatchedRead(read, self._on_end), write
+        return _WatchedRead(read, self._on_end), cast(Any, _WatchedWrite(write, self._on_end))
 
     async def __aexit__(
         self,
@@ -211,24 +304,60 @@ def stdio_parameters(config: StdioServerConfig, base_dir: str) -> StdioServerPar
     return StdioServerParameters(command=command, args=list(config.args), env=env, cwd=cwd)
 
 
-def http_transport_factory(config: HttpServerConfig) -> Callable[[], Transport]:
-    """A fresh transport per session, with the configured headers and timeout."""
+@asynccontextmanager
+async def streamable_http_transport(
+    url: str,
+    *,
+    health: TransportHealth | None = None,
+    headers: dict[str, str] | None = None,
+    timeout_s: float = 30.0,
+) -> AsyncIterator[TransportStreams]:
+    """A streamable-HTTP transport whose HTTP failures are counted in `health`."""
+    timeout = httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0))
+    async with (
+        _http_client(health, headers, timeout) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
-    @asynccontextmanager
-    async def streamable() -> AsyncIterator[TransportStreams]:
-        timeout = httpx2.Timeout(config.timeout_s, read=max(config.timeout_s, 300.0))
-        async with (
-            create_mcp_http_client(headers=dict(config.headers), timeout=timeout) as http,
-            streamable_http_client(config.url, http_client=http) as streams,
-        ):
-            yield streams
 
-    def make() -> AbstractAsyncContextManager[TransportStreams]:
+class HttpTransportFactory:
+    """A fresh transport per session for an HTTP `mcp_servers` entry (headers, timeout)."""
+
+    def __init__(self, config: HttpServerConfig) -> None:
+        self.config = config
+
+    def __call__(
+        self, health: TransportHealth | None = None
+    ) -> AbstractAsyncContextManager[TransportStreams]:
+        config = self.config
         if config.transport == "sse":
-            return sse_client(config.url, headers=dict(config.headers), timeout=config.timeout_s)
-        return streamable()
 
-    return make
+            def factory(
+                headers: dict[str, str] | None = None,
+                timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = None,
+            ) -> httpx2.AsyncClient:
+                chosen = timeout or httpx2.Timeout(config.timeout_s, read=300.0)
+                client = _http_client(health, headers, chosen)
+                if auth is not None:
+                    client.auth = auth
+                return client
+
+            return sse_client(
+                config.url,
+                headers=dict(config.headers),
+                timeout=config.timeout_s,
+                httpx_client_factory=factory,
+            )
+        return streamable_http_transport(
+            config.url, health=health, headers=dict(config.headers), timeout_s=config.timeout_s
+        )
+
+
+def http_transport_factory(config: HttpServerConfig) -> HttpTransportFactory:
+    """A fresh transport per session, with the configured headers and timeout."""
+    return HttpTransportFactory(config)
 
 
 CALL_FAILURES = (
@@ -243,21 +372,22 @@ CALL_FAILURES = (
 
 
 def call_failure(
-    exc: BaseException, server: str, tool: str, timeout_s: float
+    exc: BaseException, server: str, tool: str, *, lost: bool
 ) -> tuple[ToolError, str | None]:
-    """The tool error for a failed call, and why the session is broken (None: it is not)."""
-    if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
-        lost = f"MCP server {server!r} closed the connection while {tool!r} was running;"
+    """The tool error for a failed call, and why the session is broken (None: it is not).
+
+    `lost` is the transport's state (see `TransportHealth`). An error reply from a
+    live server is a tool error carrying its message, whatever its code.
+    """
+    if lost:
+        gone = f"MCP server {server!r} closed the connection while {tool!r} was running;"
         return (
-            ToolUnavailableError(f"{lost} it is reconnected on the next call"),
+            ToolUnavailableError(f"{gone} it is reconnected on the next call"),
             "the connection closed during a call",
         )
-    if isinstance(exc, MCPError) and exc.code == mcp_types.REQUEST_TIMEOUT:
-        late = f"MCP server {server!r} did not answer {tool!r} within {timeout_s:g} s"
-        return ToolTimeoutError(late), None
     if isinstance(exc, MCPError):
-        refused = f"MCP server {server!r} refused the call to {tool!r}: {exc.message}"
-        return ToolExecutionError(refused), None
+        refused = f"MCP server {server!r} answered the call to {tool!r} with an error"
+        return ToolExecutionError(f"{refused} ({exc.code}): {exc.message}"), None
     if isinstance(exc, ValidationError):
         invalid = f"MCP server {server!r} returned an invalid result for {tool!r}"
         return ToolExecutionError(f"{invalid}: {exc.error_count()} problem(s)"), None

@@ -36,7 +36,6 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client._transport import Transport
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
@@ -46,16 +45,19 @@ from typing_extensions import Self
 
 from ..._lifecycle import AsyncCloseable
 from ...config import HttpServerConfig, StdioServerConfig
-from ...exceptions import ToolExecutionError, ToolUnavailableError
+from ...exceptions import ToolExecutionError, ToolTimeoutError, ToolUnavailableError
 from ._io import (
     CALL_FAILURES,
+    HttpTransportFactory,
     StderrTail,
+    TransportHealth,
     WatchedTransport,
     call_failure,
     describe_failure,
     http_transport_factory,
     result_value,
     stdio_parameters,
+    streamable_http_transport,
 )
 from .tool import McpServerTool, PendingTool, tool_name_for
 
@@ -132,6 +134,7 @@ class McpToolSource(AsyncCloseable):
         self._wake = anyio.Event()
         self._session_stop: anyio.Event | None = None
         self._session_scope: anyio.CancelScope | None = None
+        self._health = TransportHealth()
         self._refresh_wanted = anyio.Event()
         self._stack: AsyncExitStack | None = None
         self._stopped = anyio.Event()
@@ -325,6 +328,7 @@ class McpToolSource(AsyncCloseable):
             "cache": None,  # the tool list is ours to keep, refreshed on list_changed
         }
         target = self._target
+        health = self._health = TransportHealth()
         if isinstance(target, MCPServer | Server):
             return Client(target, **options)
         self._stderr = None
@@ -332,10 +336,17 @@ class McpToolSource(AsyncCloseable):
             self._stderr = StderrTail(self.name)
             transport: Transport = stdio_client(target, errlog=self._stderr.writer())
         elif isinstance(target, str):
-            transport = streamable_http_client(target)
+            transport = streamable_http_transport(target, health=health)
+        elif isinstance(target, HttpTransportFactory):
+            transport = target(health)
         else:
             transport = target()
-        return Client(WatchedTransport(transport, on_end), **options)
+
+        def ended() -> None:
+            health.failed()
+            on_end()
+
+        return Client(WatchedTransport(transport, ended), **options)
 
     async def _session_failed(self, exc: Exception) -> None:
         stderr = await self._stderr.text() if self._stderr is not None else ""
@@ -453,16 +464,23 @@ class McpToolSource(AsyncCloseable):
         client = self._client
         if client is None:
             raise ToolUnavailableError(f"MCP server {self.name!r} disconnected; try again")
+        health, failures = self._health, self._health.failures
         async with self._limiter:
-            try:
-                result = await client.call_tool(
-                    name, arguments, read_timeout_seconds=self.timeout_s
-                )
-            except CALL_FAILURES as exc:
-                error, broken = call_failure(exc, self.name, name, self.timeout_s)
-                if broken is not None:
-                    self._mark_broken(broken)
-                raise error from None
+            # Our own deadline: the SDK's would surface as an MCPError that a server can forge.
+            with anyio.move_on_after(self.timeout_s) as deadline:
+                try:
+                    result = await client.call_tool(
+                        name, arguments, read_timeout_seconds=self.timeout_s + _CLOSE_GRACE_S
+                    )
+                except CALL_FAILURES as exc:
+                    lost = health.failures > failures or self._closing
+                    error, broken = call_failure(exc, self.name, name, lost=lost)
+                    if broken is not None:
+                        self._mark_broken(broken)
+                    raise error from None
+        if deadline.cancelled_caught:
+            late = f"MCP server {self.name!r} did not answer {name!r} within {self.timeout_s:g} s"
+            raise ToolTimeoutError(late)
         if result.is_error:
             raise ToolExecutionError(result_value(result, text_only=True) or f"{name!r} failed")
         return result_value(result)
