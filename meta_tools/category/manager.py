@@ -16,12 +16,13 @@ from typing import Any
 import jinja2
 
 from .._redaction import Redactor
-from ..exceptions import ModelError, ToolNotFoundError
+from ..exceptions import ConfigError, ModelError, ToolNotFoundError
 from ..llm.base import ChatModel
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolOutcome, ToolPack
+from ..tools.schema import RESERVED_TOOL_NAMES
 from .events import (
     Evaluated,
     EventSink,
@@ -138,7 +139,8 @@ class CategoryManager:
         them at its next step.
 
         Raises:
-            ConfigError: a pinned tool is not among them (the current tools stay).
+            ConfigError: a pinned tool is not among them, or a tool takes a control call's
+                name (the current tools stay).
         """
         pack = tools if isinstance(tools, ToolPack) else ToolPack(tools, name=self.name)
         cache = self.cache
@@ -147,6 +149,15 @@ class CategoryManager:
                 t if isinstance(t, CachedTool) else CachedTool(t, cache) for t in pack.list_tools()
             ]
             pack = ToolPack(wrapped, name=pack.name)
+        reserved = sorted(RESERVED_TOOL_NAMES.intersection(t.name for t in pack.list_tools()))
+        if reserved:
+            raise ConfigError(
+                f"category {self.name!r}",
+                [
+                    f"the tool name {r!r} is reserved for a control call; rename it"
+                    for r in reserved
+                ],
+            )
         # The index is built here, once per tool set, and only for a category that needs one.
         shortlist = self._shortlist_policy.build(pack.list_tools(), owner=f"category {self.name!r}")
         self.tools, self.shortlist = pack, shortlist

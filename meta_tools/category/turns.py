@@ -18,6 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from .._lifecycle import is_cancellation
 from ..llm.types import AssistantTurn, ToolCall
+from ..tools.schema import RESERVED_TOOL_NAMES
 
 __all__ = [
     "CONTROL_TOOLS",
@@ -71,6 +72,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
     },
 ]
 _CONTROL_NAMES = frozenset(tool["function"]["name"] for tool in CONTROL_TOOLS)
+assert _CONTROL_NAMES == RESERVED_TOOL_NAMES  # no tool may take a control call's name
 
 
 # The outcomes of one LLM turn: the loop is a `match` over these.

@@ -9,6 +9,7 @@ from .._suggest import did_you_mean
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
+from ..tools.schema import RESERVED_TOOL_NAMES
 
 __all__ = ["resolve_tools"]
 
@@ -61,6 +62,8 @@ def resolve_tools(
                 problems.append(
                     f'$."{category}".pinned[{index}]: {pinned!r} is not one of this category\'s tools'
                 )
+        problems.extend(_reserved(category, spec.tools, names))
+        names = [n for n in names if n not in RESERVED_TOOL_NAMES]
         chosen[category] = [available[n] if n in available else standing_in[n] for n in names]
         used.update(names)
     if problems and strict:
@@ -71,3 +74,14 @@ def resolve_tools(
         if name not in used
     ]
     return chosen, problems + warnings
+
+
+def _reserved(category: str, listed: list[str], names: list[str]) -> list[str]:
+    """A tool that took a control call's name cannot be offered (Python tools; MCP ones are renamed)."""
+    return [
+        f'$."{category}".tools[{listed.index(n) if n in listed else 0}]: the tool name {n!r}'
+        f" is reserved for the category's control calls ({', '.join(sorted(RESERVED_TOOL_NAMES))});"
+        " rename the tool"
+        for n in names
+        if n in RESERVED_TOOL_NAMES
+    ]

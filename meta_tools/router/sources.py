@@ -23,13 +23,24 @@ from ..tools.cache import CachedTool, ResultCache, cache_from_config, unwrap
 from ..tools.mcp.source import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool
 from ..tools.python_source import ToolsLike, collect_tools, import_tools
-from ..tools.schema import TOOL_NAME
+from ..tools.schema import RESERVED_TOOL_NAMES, TOOL_NAME
 from .resolve import resolve_tools
 
 __all__ = ["ToolSources"]
 
 # Its messages are about the router's categories: they keep the router's logger.
 logger = logging.getLogger("meta_tools.meta")
+
+
+def renamed_tools(servers: Iterable[McpToolSource]) -> list[str]:
+    """One warning per MCP tool offered under another name because its own is reserved."""
+    return [
+        f"tool {t.remote.name!r} of MCP server {s.name!r} is offered as {t.name!r}:"
+        " its name is reserved for the category's control calls"
+        for s in servers
+        for t in s.tools()
+        if t.name.startswith("mcp_") and t.name[4:] in RESERVED_TOOL_NAMES
+    ]
 
 
 class ToolSources:
@@ -111,7 +122,7 @@ class ToolSources:
         chosen, warnings = resolve_tools(
             config, available, placeholder=self._placeholder(), strict=strict
         )
-        return chosen, clashes + warnings + self._left_out()
+        return chosen, clashes + warnings + self._left_out() + renamed_tools(self.servers)
 
     def _left_out(self) -> list[str]:
         """One warning per MCP tool that only runs as a task, which no category can call."""

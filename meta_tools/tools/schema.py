@@ -25,6 +25,7 @@ from ..exceptions import ToolArgumentsError, ToolDefinitionError
 
 __all__ = [
     "JSON_TYPES",
+    "RESERVED_TOOL_NAMES",
     "args_model_from_parameters",
     "args_model_from_signature",
     "check_tool_name",
@@ -53,6 +54,11 @@ _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Return|Yields|Raises|Examples?|Notes?|Attributes):\s*$"
 )
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+RESERVED_TOOL_NAMES = frozenset({"request_input", "decline"})
+"""Names of the category loop's control calls: no tool may take them, or the LLM would be
+offered two functions of one name and a call to the tool would be read as the control call."""
 
 
 def type_word(schema: Mapping[str, Any]) -> str:

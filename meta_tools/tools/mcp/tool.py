@@ -11,7 +11,7 @@ import mcp_types
 
 from ...exceptions import ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
-from ..schema import tool_name_slug, type_word
+from ..schema import RESERVED_TOOL_NAMES, tool_name_slug, type_word
 
 __all__ = ["McpServerTool", "PendingTool", "ToolSource", "tool_name_for"]
 
@@ -29,8 +29,12 @@ class ToolSource(Protocol):
 
 
 def tool_name_for(remote: str, prefix: str | None) -> str:
-    """The router name of a server's tool: `prefix_name`, made a valid function name."""
-    return tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
+    """The router name of a server's tool: `prefix_name`, made a valid function name.
+
+    A reserved name (a control call of the category loop) becomes `mcp_name`.
+    """
+    name = tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
+    return f"mcp_{name}" if name in RESERVED_TOOL_NAMES else name
 
 
 def _properties(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
