@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,10 +163,48 @@ def render_value(value: Any) -> str:
 
 
 _CLOSING_TAG = re.compile(r"<\s*/\s*tool_result", re.IGNORECASE)
+_INVISIBLE = frozenset({"Cf", "Cc", "Mn", "Me"})  # format, control, combining marks
+_NEUTRAL = "<\\/tool_result"
+
+
+def _visible(text: str) -> tuple[str, list[int]]:
+    """`text` as a reader sees it (NFKC, invisible characters dropped), and where each char came from."""
+    seen: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii() and (char.isprintable() or char in "\n\t "):
+            seen.append(char)
+            origin.append(index)
+            continue
+        if unicodedata.category(char) in _INVISIBLE and not char.isspace():
+            continue
+        for shown in unicodedata.normalize("NFKC", char):
+            seen.append(shown)
+            origin.append(index)
+    return "".join(seen), origin
+
+
+def _neutralise(text: str) -> str:
+    """Defuse every closing tag, also one spelled with look-alikes or invisible characters."""
+    if text.isascii() and "<" not in text:
+        return text
+    visible, origin = _visible(text)
+    out: list[str] = []
+    last = 0
+    for match in _CLOSING_TAG.finditer(visible):
+        start, end = origin[match.start()], origin[match.end() - 1] + 1
+        out += [text[last:start], _NEUTRAL]
+        last = end
+    return "".join(out) + text[last:]
 
 
 def fence_result(tool: str, ok: bool, text: str) -> str:
-    """Wrap a tool result as data; no closing tag inside it (any case or spacing) can end the fence."""
-    body = _CLOSING_TAG.sub("<\\\\/tool_result", text)
+    """Wrap a tool result as data; no closing tag inside it can end the fence.
+
+    Matched as the LLM would read it: any case or spacing, after NFKC
+    normalisation (full-width `＜／`), with format characters (zero-width
+    spaces, soft hyphens, word joiners), controls and combining marks ignored.
+    """
+    body = _neutralise(text)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
     return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
