@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from .._text import ValidText, valid_utf8_value
 
 __all__ = ["CategoryResult", "Execution", "RunStatus", "RunUsage", "truncate"]
 
@@ -19,14 +21,20 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:limit]}…[truncated {cut} characters]"
 
 
-class Execution(BaseModel):
+class _ValidText(BaseModel):
+    """Every string in the model is valid UTF-8, also when assigned later (it goes out as JSON)."""
+
+    model_config = ConfigDict(validate_assignment=True)
+
+
+class Execution(_ValidText):
     """One tool call of a run: what was called, and what came of it."""
 
-    tool: str
-    arguments: dict[str, Any] | str
+    tool: ValidText
+    arguments: Annotated[dict[str, Any] | str, AfterValidator(valid_utf8_value)]
     ok: bool
-    result: str | None = None
-    error: str | None = None
+    result: ValidText | None = None
+    error: ValidText | None = None
     round: int
     duration_s: float
     cached: bool = False
@@ -41,22 +49,22 @@ class RunUsage(BaseModel):
     cache_misses: int = 0
 
 
-class CategoryResult(BaseModel):
+class CategoryResult(_ValidText):
     """The outcome of one category call.
 
     `missing`/`question` are set for `insufficient_input`; `suggestion` for
     `no_suitable_tool`.
     """
 
-    category: str
+    category: ValidText
     status: RunStatus
-    summary: str
+    summary: ValidText
     executions: list[Execution] = Field(default_factory=list)
     iterations: int = 0
     usage: RunUsage = Field(default_factory=RunUsage)
-    missing: list[str] | None = None
-    question: str | None = None
-    suggestion: str | None = None
+    missing: list[ValidText] | None = None
+    question: ValidText | None = None
+    suggestion: ValidText | None = None
 
     def to_json(self) -> str:
         """Compact JSON for the main agent (unset optional fields left out)."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .._text import valid_utf8
 
 __all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "Usage"]
 
@@ -49,6 +51,12 @@ class Message(BaseModel):
                 "a message with role 'tool' needs tool_call_id (the id of the call it answers)"
             )
         return self
+
+    @field_validator("content")
+    @classmethod
+    def _valid_utf8(cls, content: str) -> str:
+        """What reaches a model is valid UTF-8 (a file name may carry undecodable bytes)."""
+        return valid_utf8(content)
 
 
 class AssistantTurn(BaseModel):

@@ -1,0 +1,42 @@
+"""Valid UTF-8 text: what leaves the router (to the LLM, the main agent, MCP clients) never
+carries the lone surrogates that Python uses for undecodable bytes (file names, process output)
+or that a JSON `\\udXXX` escape can produce; they become U+FFFD."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+__all__ = ["ValidText", "valid_utf8", "valid_utf8_value"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_utf8(text: str) -> str:
+    """`text` unchanged when it encodes as UTF-8; else each undecodable byte or lone surrogate is U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # surrogate-escaped bytes (os.listdir, os.fsdecode): recover them, then replace
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def valid_utf8_value(value: Any) -> Any:
+    """`value` with every string in it (keys too) made valid UTF-8."""
+    if isinstance(value, str):
+        return valid_utf8(value)
+    if isinstance(value, Mapping):
+        return {valid_utf8_value(k): valid_utf8_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(valid_utf8_value(v) for v in value)
+    return value
+
+
+ValidText = Annotated[str, AfterValidator(valid_utf8)]
+"""A pydantic string field that is made valid UTF-8 when set."""
