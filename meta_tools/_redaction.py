@@ -2,22 +2,38 @@
 
 A `Redactor` replaces every known secret with `***` in text, in nested values
 (tool arguments, results) and, as a `logging.Filter`, in log records of the
-`meta_tools` loggers. Values shorter than `MIN_SECRET_LENGTH` are not
+`meta_tools` loggers, also where a secret was escaped (JSON, `repr`) or
+stripped on its way. Values shorter than `MIN_SECRET_LENGTH` are not
 redacted: a port number or a flag would otherwise be scrubbed from every
 number and word that happens to contain it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "spellings"]
 
 REDACTED = "***"
 MIN_SECRET_LENGTH = 6
+
+
+def spellings(secret: str) -> set[str]:
+    """The ways `secret` shows up in text: as it is, stripped of surrounding whitespace, and
+    escaped by JSON, by `repr()` of a string and of its bytes (a header value, a log line)."""
+    forms = {
+        secret,
+        secret.strip(),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        repr(secret)[1:-1],
+        repr(secret.encode("utf-8", "surrogatepass"))[2:-1],
+    }
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
 
 
 class Redactor(logging.Filter):
@@ -31,8 +47,10 @@ class Redactor(logging.Filter):
         super().__init__()
         kept = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
         self.secrets: tuple[str, ...] = tuple(kept)
+        forms = {form for secret in kept for form in spellings(secret)}
         # Longest first, so a secret that contains another is hidden whole.
-        self._pattern = re.compile("|".join(map(re.escape, kept))) if kept else None
+        ordered = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self._loggers: list[logging.Logger] = []
 
     def __repr__(self) -> str:

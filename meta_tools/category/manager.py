@@ -388,7 +388,8 @@ class CategoryManager:
         """Add one outcome to the run's state, secrets scrubbed, output truncated."""
         state = run.state
         call, error = outcome.call, outcome.error
-        text = self._clip(render_value(outcome.value) if error is None else str(error))
+        value = self.redactor.value(outcome.value)  # before encoding: JSON escapes hide secrets
+        text = self._clip(render_value(value) if error is None else str(error))
         execution = Execution(
             tool=call.name,
             arguments=self.redactor.value(call.arguments),

@@ -61,8 +61,8 @@ def category_table(managers: Iterable[CategoryManager]) -> Categories:
 
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:
-    """What must never be shown: `${VAR}` values and the model's API key."""
-    names = {config.model.api_key_env, *DEFAULT_KEY_ENV.values()}
+    """What must never be shown: `${VAR}` values, the model's API key, the service's token."""
+    names = {config.model.api_key_env, *DEFAULT_KEY_ENV.values(), "META_TOOLS_TOKEN"}
     keys = {os.environ[name] for name in names if name and os.environ.get(name)}
     return set(config.secrets) | keys
 
