@@ -140,8 +140,9 @@ class PythonBuiltinConfig(_Strict):
 class ShellBuiltinConfig(_Strict):
     timeout_s: float = Field(10.0, gt=0)
     max_output_chars: int = Field(10_000, ge=100)
-    allowed_commands: list[str] = Field(
-        default_factory=lambda: ["ls", "cat", "echo", "wc", "grep", "head", "tail", "date", "pwd"]
+    # No default: every program is named by the operator (see SECURITY.md for what to avoid).
+    allowed_commands: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")]] = Field(
+        min_length=1
     )
 
 

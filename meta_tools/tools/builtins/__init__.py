@@ -57,8 +57,14 @@ def builtin_tools(config: MetaToolsConfig) -> list[BaseTool]:
     if section.execute_python_code is not None:
         tools.append(python_tool(section.execute_python_code))
     if section.execute_shell_command is not None:
-        cwd = Path(config.base_dir).resolve()
-        tools.append(shell_tool(section.execute_shell_command, cwd=cwd))
+        # The shell's paths are confined where the file tools are (else to the config's folder).
+        files = [f for f in (section.read_file, section.list_directory) if f is not None]
+        shell_roots = list(
+            dict.fromkeys((Path(config.base_dir) / r).resolve() for f in files for r in f.roots)
+        ) or [Path(config.base_dir).resolve()]
+        tools.append(
+            shell_tool(section.execute_shell_command, cwd=shell_roots[0], roots=shell_roots)
+        )
     if section.read_file is not None:
         roots = _roots(config, "read_file", section.read_file, problems)
         tools.append(read_file_tool(roots, max_bytes=section.read_file.max_bytes))

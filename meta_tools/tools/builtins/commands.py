@@ -3,12 +3,14 @@
 Neither is a sandbox: the child runs as the service's user. What they do
 guarantee is a timeout, an output cap, an environment without the service's
 variables (no API keys), and, for the shell, exactly one allow-listed program
-run without a shell: no pipes, redirections, command lists or substitutions.
+run without a shell (no pipes, redirections, command lists or substitutions)
+whose path arguments stay inside the file tools' roots.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import shutil
@@ -22,11 +24,12 @@ import anyio.to_thread
 from typing_extensions import Doc
 
 from ...config import PythonBuiltinConfig, ShellBuiltinConfig
-from ...exceptions import ToolArgumentsError
+from ...exceptions import ToolArgumentsError, ToolDefinitionError
 from ..function import FunctionTool
+from .files import Confinement
 from .process import ProcessOutput, minimal_env, run_process
 
-__all__ = ["parse_command", "python_tool", "shell_tool"]
+__all__ = ["confine_arguments", "parse_command", "python_tool", "shell_tool"]
 
 _PUNCTUATION = "();<>|&"
 _EXPANSION = re.compile(r"`|\$[A-Za-z_{(]")
@@ -114,10 +117,47 @@ def parse_command(command: str, allowed: Sequence[str]) -> list[str]:
     return argv
 
 
-def shell_tool(settings: ShellBuiltinConfig, *, cwd: str | Path) -> FunctionTool:
-    """The `execute_shell_command` tool: one allow-listed program, run without a shell in `cwd`."""
+def confine_arguments(argv: Sequence[str], confinement: Confinement, cwd: Path) -> None:
+    """Every argument that names a path (has a `/`, or names an entry of `cwd`, also after
+    `--opt=` or a short option's letter) must resolve, symlinks followed, inside the roots.
+
+    Raises:
+        ToolArgumentsError: listing every argument that points outside.
+    """
+    problems: list[str] = []
+    for arg in argv[1:]:
+        candidates = {arg}
+        if arg.startswith("-"):
+            candidates |= {arg.split("=", 1)[1]} if "=" in arg else set()
+            candidates |= {arg[2:]} if len(arg) > 2 and not arg.startswith("--") else set()
+        for candidate in candidates:
+            named = candidate and ("/" in candidate or candidate in (".", ".."))
+            if not named and not (candidate and os.path.lexists(cwd / candidate)):
+                continue
+            target = os.path.realpath(cwd / candidate)
+            if ".." in Path(candidate).parts or not confinement.inside(target):
+                problems.append(
+                    f"'command': the path {candidate!r} is outside the allowed folders"
+                    f" {confinement.describe()}"
+                )
+                break
+    if problems:
+        raise ToolArgumentsError("execute_shell_command", problems)
+
+
+def shell_tool(
+    settings: ShellBuiltinConfig, *, cwd: str | Path, roots: Sequence[Path] | None = None
+) -> FunctionTool:
+    """The `execute_shell_command` tool: one allow-listed program, run without a shell in `cwd`.
+
+    Path arguments must stay inside `roots` (default: `cwd`), which is where the file
+    tools are confined too; `cwd` must be one of them.
+    """
     allowed = list(settings.allowed_commands)
     folder = str(cwd)
+    confinement = Confinement("execute_shell_command", list(roots or [Path(cwd)]))
+    if not confinement.inside(os.path.realpath(folder)):
+        raise ToolDefinitionError(f"the shell's folder {folder!r} is outside its roots")
 
     async def execute_shell_command(
         command: Annotated[
@@ -125,6 +165,7 @@ def shell_tool(settings: ShellBuiltinConfig, *, cwd: str | Path) -> FunctionTool
         ],
     ) -> ProcessOutput:
         argv = parse_command(command, allowed)
+        confine_arguments(argv, confinement, Path(folder))
         env = minimal_env()
         program = shutil.which(argv[0], path=env["PATH"])
         if program is None:
@@ -143,7 +184,8 @@ def shell_tool(settings: ShellBuiltinConfig, *, cwd: str | Path) -> FunctionTool
     description = (
         "Run one command and return its exit code, stdout and stderr. "
         f"Allowed programs: {', '.join(allowed)}. There is no shell: no pipes, redirections, "
-        "';' or '&&', globs or $VARIABLES. "
+        "';' or '&&', globs or $VARIABLES. Paths must stay inside "
+        f"{confinement.describe()}. "
         f"Limits: {settings.timeout_s:g} s, {settings.max_output_chars} characters of output "
         "per stream."
     )

@@ -42,7 +42,8 @@ class Confinement:
         """The error for a bad `path` argument (the LLM can correct it)."""
         return ToolArgumentsError(self.tool, [f"'path': {problem}"])
 
-    def _inside(self, path: str) -> bool:
+    def inside(self, path: str) -> bool:
+        """Whether the real path `path` lies in a root."""
         return any(os.path.commonpath([root, path]) == str(root) for root in self.roots)
 
     def resolve(self, path: str) -> Path:
@@ -59,7 +60,7 @@ class Confinement:
             raise self.refuse(f"{path!r} contains '..'; give a path inside {self.describe()}")
         candidate = Path(path) if os.path.isabs(path) else self.roots[0] / path
         real = os.path.realpath(candidate)
-        if not self._inside(real):
+        if not self.inside(real):
             raise self.refuse(f"{path!r} is outside the allowed folders {self.describe()}")
         return Path(real)
 
@@ -91,7 +92,7 @@ class Confinement:
     def _check_opened(self, fd: int, path: str, directory: bool) -> None:
         if _PROC_FD.is_dir():
             opened = os.readlink(_PROC_FD / str(fd))
-            if not self._inside(opened):
+            if not self.inside(opened):
                 raise self.refuse(f"{path!r} is outside the allowed folders {self.describe()}")
         mode = os.fstat(fd).st_mode
         if directory and not stat.S_ISDIR(mode):

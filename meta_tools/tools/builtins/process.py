@@ -7,6 +7,7 @@ spawned, and the exit is always awaited: no zombie, no open pipe is left.
 
 from __future__ import annotations
 
+import codecs
 import os
 import signal
 import subprocess
@@ -32,16 +33,30 @@ class ProcessOutput:
     stderr: str
 
 
-@dataclass
 class _Capture:
-    """One output stream, kept up to `limit` bytes."""
+    """One output stream, decoded as UTF-8 and kept up to `limit` characters (not bytes)."""
 
-    limit: int
-    data: bytearray
-    overflow: bool = False
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.chars = 0
+        self.overflow = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def add(self, chunk: bytes, *, final: bool = False) -> bool:
+        """Keep what fits; True when the stream went past the limit."""
+        text = self._decoder.decode(chunk, final=final)
+        room = self.limit - self.chars
+        self.parts.append(text[: max(room, 0)])
+        self.chars += min(len(text), max(room, 0))
+        if len(text) > room:
+            self.overflow = True
+        return self.overflow
 
     def text(self) -> str:
-        shown = self.data.decode("utf-8", errors="replace")
+        if not self.overflow:
+            self.add(b"", final=True)  # a character cut by the end of the stream
+        shown = "".join(self.parts)
         if self.overflow:
             shown += f"…[output cut at {self.limit} characters; the process was stopped]"
         return shown
@@ -82,7 +97,7 @@ async def run_process(
 ) -> ProcessOutput:
     """Run `argv` to completion and collect its output, each stream capped.
 
-    A stream that passes `max_output_chars` bytes ends the run: the group is
+    A stream that passes `max_output_chars` characters ends the run: the group is
     killed and the output is returned with a visible marker.
 
     Raises:
@@ -96,17 +111,14 @@ async def run_process(
         env=dict(env),
         start_new_session=True,
     )
-    out = _Capture(max_output_chars, bytearray())
-    err = _Capture(max_output_chars, bytearray())
+    out = _Capture(max_output_chars)
+    err = _Capture(max_output_chars)
 
     async def drain(stream: ByteReceiveStream | None, capture: _Capture) -> None:
         if stream is None:
             return
         async for chunk in stream:
-            room = capture.limit - len(capture.data)
-            capture.data += chunk[: max(room, 0)]
-            if len(chunk) > room:
-                capture.overflow = True
+            if capture.add(chunk):
                 _kill_group(process)  # EOF follows on both streams
                 return
 
