@@ -35,7 +35,7 @@ def model_from_config(config: ModelConfig) -> ChatModel:
     if config.provider == "sampling":
         from .sampling import SamplingChatModel
 
-        return SamplingChatModel()
+        return SamplingChatModel(timeout_s=config.timeout_s)
     settings: _ClientSettings = {
         "base_url": config.base_url,
         "timeout": config.timeout_s,

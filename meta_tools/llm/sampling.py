@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
+import anyio
 import mcp_types
 from mcp import MCPError
 
@@ -181,11 +182,16 @@ class SamplingChatModel:
     Args:
         max_tokens: the answer limit sent with every request.
         temperature: sent when set; the host may ignore it.
+        timeout_s: how long one answer may take (the config's `model.timeout_s`); a host
+            that has gone away must not keep the run waiting forever.
     """
 
-    def __init__(self, *, max_tokens: int = 4096, temperature: float | None = None) -> None:
+    def __init__(
+        self, *, max_tokens: int = 4096, temperature: float | None = None, timeout_s: float = 60.0
+    ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.timeout_s = timeout_s
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         """Ask the host's model.
@@ -204,10 +210,16 @@ class SamplingChatModel:
             request, max_tokens=self.max_tokens, temperature=self.temperature
         )
         try:
-            result = await host.create_message(params)
+            with anyio.fail_after(self.timeout_s):
+                result = await host.create_message(params)
         except MCPError as exc:
             raise ModelError(f"the MCP host's model failed: {exc.message}") from exc
+        except TimeoutError:
+            raise ModelError(
+                f"the MCP host's model did not answer within {self.timeout_s:g} s"
+                " (model.timeout_s); has the client gone?"
+            ) from None
         return to_turn(result)
 
     def __repr__(self) -> str:
-        return f"SamplingChatModel(max_tokens={self.max_tokens})"
+        return f"SamplingChatModel(max_tokens={self.max_tokens}, timeout_s={self.timeout_s:g})"

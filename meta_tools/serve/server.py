@@ -38,7 +38,7 @@ import socket
 import threading
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from types import FrameType
 from typing import Any, Literal
@@ -67,6 +67,7 @@ from ..llm.sampling import (
     unsupported_message,
 )
 from ..router.manager import MetaManager
+from .disconnect import DisconnectWatch, cancel_on_disconnect
 from .sampling import LegacyHost, Progress, SuspendedRuns, error_result
 
 __all__ = ["SESSION_META_KEY", "BearerTokenMiddleware", "build_server", "http_app", "serve"]
@@ -186,7 +187,7 @@ class _Handlers:
             return _to_result(result)
 
         if not isinstance(checked.category.model, SamplingChatModel):
-            return await call(Progress(ctx))
+            return await _until_gone(ctx, lambda: call(Progress(ctx)))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
             return error_result(unsupported_message(capabilities))
@@ -194,7 +195,23 @@ class _Handlers:
             runs: SuspendedRuns = ctx.lifespan_context["runs"]
             return await runs.step(ctx, params, call)
         with sampling_host(LegacyHost(ctx)):
-            return await call(Progress(ctx))
+            return await _until_gone(ctx, lambda: call(Progress(ctx)))
+
+
+async def _until_gone(
+    ctx: ServerRequestContext[Any, Any], run: Callable[[], Awaitable[mcp_types.CallToolResult]]
+) -> mcp_types.CallToolResult:
+    """Run a call; on a legacy HTTP session, cancel it when its client disconnects.
+
+    (2026-07-28 requests are cancelled by the SDK itself.)
+    """
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return await run()
+    result = await cancel_on_disconnect(ctx.request, run)
+    if result is None:
+        logger.info("a client disconnected mid-call; its run was cancelled")
+        return error_result("the client disconnected; the call was cancelled")
+    return result
 
 
 def build_server(
@@ -311,6 +328,7 @@ def http_app(
         transport_security=security,
         host=host,
     )
+    app = DisconnectWatch(app)
     return BearerTokenMiddleware(app, token) if token else app
 
 
