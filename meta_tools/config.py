@@ -70,6 +70,7 @@ class DefaultsConfig(_Strict):
     max_iterations: int = Field(5, ge=1, le=50)
     tool_timeout_s: float = Field(30.0, gt=0)
     max_tools_per_prompt: int = Field(20, ge=1)
+    max_calls_per_round: int = Field(16, ge=1, le=256)
     max_tool_chars_per_prompt: int | None = Field(12_000, ge=500)
     abstain_below: float | None = Field(None, ge=0, le=1)
     max_result_chars: int = Field(4000, ge=200)
@@ -86,6 +87,7 @@ class CategoryConfig(_Strict):
     max_iterations: int | None = Field(None, ge=1, le=50)
     tool_timeout_s: float | None = Field(None, gt=0)
     max_tools_per_prompt: int | None = Field(None, ge=1)
+    max_calls_per_round: int | None = Field(None, ge=1, le=256)
     max_tool_chars_per_prompt: int | None = Field(None, ge=500)
     abstain_below: float | None = Field(None, ge=0, le=1)
     cache: CacheConfig | None = None

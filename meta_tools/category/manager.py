@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from .._redaction import Redactor
-from ..exceptions import ConfigError, ModelError, ToolNotFoundError
+from ..exceptions import ConfigError, ModelError, ToolError, ToolNotFoundError
 from ..llm.base import ChatModel
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
@@ -65,6 +65,13 @@ def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
     )
 
 
+def _deferred_error(call: ToolCall, asked: int, cap: int) -> ToolError:
+    return ToolError(
+        f"not run: this turn asked for {asked} tool calls and at most {cap} run per round;"
+        f" call {call.name!r} again in the next round if it is still needed"
+    )
+
+
 class CategoryManager:
     """One category: its tools, its model, its prompts and its limits.
 
@@ -76,6 +83,8 @@ class CategoryManager:
         tool_usage_notes: extra guidance shown to the LLM.
         max_iterations: rounds of tool calls before a forced summary.
         tool_timeout_s: timeout of each tool call.
+        max_calls_per_round: tool calls run from one LLM turn; the rest are answered
+            with an error asking for them in the next round.
         max_result_chars: longer tool outputs are truncated with a marker.
         memory_size: past runs (objective + summary) remembered per session.
         prompts: the templates (defaults when omitted).
@@ -100,6 +109,7 @@ class CategoryManager:
         tool_usage_notes: str = "",
         max_iterations: int = 5,
         tool_timeout_s: float = 30.0,
+        max_calls_per_round: int = 16,
         max_result_chars: int = 4000,
         memory_size: int = 10,
         prompts: PromptSet | None = None,
@@ -124,6 +134,7 @@ class CategoryManager:
         self.tool_usage_notes = tool_usage_notes
         self.max_iterations = max_iterations
         self.tool_timeout_s = tool_timeout_s
+        self.max_calls_per_round = max_calls_per_round
         self.max_result_chars = max_result_chars
         self.memory = SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
@@ -352,7 +363,10 @@ class CategoryManager:
         state.iteration += 1
         # A withdrawn tool is not run again, even when the LLM still calls it.
         withdrawn = set(state.withdrawn)
-        runnable = [c for c in calls if c.name not in withdrawn]
+        # At most `max_calls_per_round` run; the rest are answered, not started.
+        chosen = [i for i, c in enumerate(calls) if c.name not in withdrawn]
+        chosen = chosen[: self.max_calls_per_round]
+        runnable = [calls[i] for i in chosen]
         ran = iter(
             await self.tools.call_tools(
                 runnable, timeout=self.tool_timeout_s, category=self.name, run_id=state.run_id
@@ -361,8 +375,12 @@ class CategoryManager:
             else []
         )
         outcomes = [
-            next(ran) if c.name not in withdrawn else ToolOutcome(c, error=_withdrawn_error(c))
-            for c in calls
+            next(ran)
+            if i in chosen
+            else ToolOutcome(c, error=_withdrawn_error(c))
+            if c.name in withdrawn
+            else ToolOutcome(c, error=_deferred_error(c, len(calls), self.max_calls_per_round))
+            for i, c in enumerate(calls)
         ]
         state.usage.cache_hits += sum(o.cached is True for o in outcomes)
         state.usage.cache_misses += sum(o.cached is False for o in outcomes)

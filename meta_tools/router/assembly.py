@@ -88,6 +88,7 @@ def category_from_config(
         tool_usage_notes=spec.tool_usage_notes,
         max_iterations=spec.max_iterations or defaults.max_iterations,
         tool_timeout_s=spec.tool_timeout_s or defaults.tool_timeout_s,
+        max_calls_per_round=spec.max_calls_per_round or defaults.max_calls_per_round,
         max_result_chars=defaults.max_result_chars,
         memory_size=defaults.category_memory,
         prompts=prompts,

@@ -16,12 +16,27 @@ from dataclasses import dataclass
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
+from anyio.lowlevel import RunVar
 
 from ...exceptions import ToolTimeoutError
 
-__all__ = ["ProcessOutput", "minimal_env", "run_process"]
+__all__ = ["MAX_CHILD_PROCESSES", "ProcessOutput", "minimal_env", "run_process"]
 
 _CHUNK = 65_536
+
+MAX_CHILD_PROCESSES = 8
+"""Children of the built-ins alive at once in this process (per event loop); more wait."""
+_SLOTS: RunVar[anyio.CapacityLimiter] = RunVar("meta_tools_child_processes")
+
+
+def _slots() -> anyio.CapacityLimiter:
+    """The process-wide bound on running children, made once per event loop."""
+    try:
+        return _SLOTS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(MAX_CHILD_PROCESSES)
+        _SLOTS.set(limiter)
+        return limiter
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +113,29 @@ async def run_process(
     """Run `argv` to completion and collect its output, each stream capped.
 
     A stream that passes `max_output_chars` characters ends the run: the group is
-    killed and the output is returned with a visible marker.
+    killed and the output is returned with a visible marker. At most
+    `MAX_CHILD_PROCESSES` children run at once; a call waits for a free slot
+    (within its tool's timeout).
 
     Raises:
         ToolTimeoutError: the child ran past `timeout_s` (it was killed; the
             message carries the output so far).
     """
+    async with _slots():
+        return await _run(
+            argv, tool=tool, cwd=cwd, env=env, timeout_s=timeout_s, limit=max_output_chars
+        )
+
+
+async def _run(
+    argv: Sequence[str],
+    *,
+    tool: str,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    limit: int,
+) -> ProcessOutput:
     process = await anyio.open_process(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -111,8 +143,8 @@ async def run_process(
         env=dict(env),
         start_new_session=True,
     )
-    out = _Capture(max_output_chars)
-    err = _Capture(max_output_chars)
+    out = _Capture(limit)
+    err = _Capture(limit)
 
     async def drain(stream: ByteReceiveStream | None, capture: _Capture) -> None:
         if stream is None:
