@@ -48,6 +48,7 @@ from .turns import (
     classify_turn,
     fence_result,
     render_value,
+    task_message,
 )
 
 __all__ = ["CONTROL_TOOLS", "CategoryManager", "slugify"]
@@ -252,9 +253,8 @@ class CategoryManager:
         else:
             prompt = self._render(self.prompts.tool_selection, run)
             state.messages.append(Message(role="system", content=prompt))
-            state.messages.append(
-                Message(role="user", content=f"Objective: {objective}\nExact input: {exact_input}")
-            )
+            task = task_message(objective, exact_input, self.past_runs(session))
+            state.messages.append(Message(role="user", content=task))
             result = await self._loop(run)
         result.usage.wall_s = round(time.perf_counter() - run.started, 6)
         if result.status in ("success", "max_iterations"):

@@ -316,8 +316,11 @@ async def test_past_runs_are_remembered_per_session_and_bounded() -> None:
     assert [r["objective"] for r in category.past_runs("alice")] == ["objective 1", "objective 2"]
     assert [r["objective"] for r in category.past_runs("bob")] == ["bob's task"]
     model_requests = model.requests
-    last_alice_system = model_requests[4].messages[0].content
-    assert "objective 1 → ok" in last_alice_system and "bob" not in last_alice_system
+    last_alice = model_requests[4].messages
+    assert "objective 1" not in last_alice[0].content  # never in the system prompt
+    assert last_alice[1].content.startswith("<past_runs>\n")
+    assert "- objective 1 → ok\n</past_runs>" in last_alice[1].content
+    assert "bob" not in last_alice[1].content
 
 
 async def test_long_tool_output_is_truncated_with_a_marker() -> None:
