@@ -23,12 +23,15 @@ content; status `failed` sets `isError`. Every step is reported as MCP
 progress. A cancelled call cancels its running tools. Clients are kept apart:
 each call's category memory is keyed by the client (HTTP session, legacy
 connection, the stdio peer, or a `_meta["meta-tools/session"]` key the client
-sends); a 2026-07-28 HTTP call without that key has no memory across calls.
+sends, namespaced by the bearer token or, without one, the connection); a
+2026-07-28 HTTP call without that key has no memory across calls (its
+unvalidated `Mcp-Session-Id` header is ignored).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -152,22 +155,29 @@ class _Handlers:
     def session_key(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> str | None:
-        """Whose category memory this call uses (see the module docstring); None: no memory."""
+        """Whose category memory this call uses (see the module docstring); None: no memory.
+
+        Only identities the server has checked count: a legacy HTTP session (the SDK
+        validates its `Mcp-Session-Id`), a legacy connection, the stdio peer. A
+        2026-07-28 request's `Mcp-Session-Id` is not validated, so it is ignored. A
+        client-chosen `_meta` key is namespaced by who sends it: the bearer token's
+        holder, else the connection, so two clients saying "main" stay apart.
+        """
         meta: Mapping[str, Any] = params.meta or {}
         chosen = meta.get(SESSION_META_KEY)
-        headers = getattr(ctx.request, "headers", None)
-        http_session = headers.get("mcp-session-id") if headers is not None else None
-        peer: str | None
-        if http_session:
-            peer = f"http:{http_session}"
-        elif ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session.client_params:
-            peer = self._connections.key_for(ctx.session.client_params)
-        else:
-            peer = self.default_session
-        if isinstance(chosen, str) and chosen:
-            return f"{peer or 'client'}:{chosen[:200]}"
-        return peer
-
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        peer: str | None = self.default_session
+        if legacy:
+            headers = getattr(ctx.request, "headers", None)
+            http_session = headers.get("mcp-session-id") if headers is not None else None
+            if http_session:
+                peer = f"http:{http_session}"
+            elif ctx.session.client_params:
+                peer = self._connections.key_for(ctx.session.client_params)
+        if not (isinstance(chosen, str) and chosen):
+            return peer
+        owner = client_identity(ctx.request) or peer
+        return f"{owner}:{chosen[:200]}" if owner else None
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
@@ -272,13 +282,18 @@ _UNAUTHORIZED = json.dumps(
 
 
 class BearerTokenMiddleware:
-    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>` (else 401)."""
+    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>` (else 401).
+
+    An accepted request is marked as sent by the token's holder (see `client_identity`).
+    """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         if not token:
             raise ValueError("the bearer token must not be empty")
         self.app = app
         self._expected = f"Bearer {token}".encode()
+        digest = hashlib.sha256(self._expected).hexdigest()[:16]
+        self._principal = f"token:{digest}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -298,7 +313,24 @@ class BearerTokenMiddleware:
                 )
                 await send({"type": "http.response.body", "body": body})
                 return
+            scope[PRINCIPAL] = self._principal
         await self.app(scope, receive, send)
+
+
+PRINCIPAL = "meta_tools.principal"
+"""The scope key naming who an HTTP request was authenticated as."""
+
+
+def client_identity(request: Any) -> str | None:
+    """Who sent this HTTP request: the token's holder, else its TCP connection; None off HTTP."""
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict) or scope.get("type") != "http":
+        return None
+    principal = scope.get(PRINCIPAL)
+    if isinstance(principal, str):
+        return principal
+    client = scope.get("client")
+    return f"conn:{client[0]}:{client[1]}" if client else None
 
 
 def http_app(

@@ -157,6 +157,11 @@ class ScriptedHost:
     def system_prompts(self) -> list[str]:
         return [r.system_prompt or "" for r in self.requests]
 
+    def task_messages(self) -> list[str]:
+        """The first user message of each request: the task, after any fenced past runs."""
+        first = [r.messages[0].content for r in self.requests]
+        return [c.text if isinstance(c, mcp_types.TextContent) else "" for c in first]
+
 
 @asynccontextmanager
 async def asgi_server(app: Any) -> AsyncIterator[str]:

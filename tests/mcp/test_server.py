@@ -357,10 +357,11 @@ async def test_many_clients_at_once_keep_their_category_memory_apart(mode: str) 
         for name in hosts:
             group.start_soon(session, url, name)
     for name, other in (("alice", "bob"), ("bob", "alice")):
-        first, _, second, _ = hosts[name].system_prompts()
-        assert f"{name} task one" not in first
-        assert f"{name} task one" in second
+        first, _, second, _ = hosts[name].task_messages()
+        assert "<past_runs>" not in first
+        assert f"- {name} task one → {name} first\n</past_runs>" in second
         assert other not in first + second
+        assert not any("task one" in p for p in hosts[name].system_prompts())
 
 
 @MODES
@@ -417,6 +418,6 @@ async def test_calls_with_no_client_identity_share_no_category_memory() -> None:
     async with meta, Client(build_server(meta), mode="auto") as client:
         await client.call_tool("text", {"objective": "first secret plan", "exact_input": "a"})
         await client.call_tool("text", {"objective": "second task", "exact_input": "b"})
-    second_system = model.requests[2].messages[0].content
-    assert "first secret plan" not in second_system
+    second = model.requests[2].messages
+    assert "first secret plan" not in second[0].content + second[1].content
     assert meta.get_category("text").past_runs(None) == []
