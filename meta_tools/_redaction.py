@@ -45,13 +45,20 @@ class Redactor(logging.Filter):
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        kept = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
-        self.secrets: tuple[str, ...] = tuple(kept)
+        self.secrets: tuple[str, ...] = ()
+        self._pattern: re.Pattern[str] | None = None
+        self._loggers: list[logging.Logger] = []
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Hide these values too (e.g. the service's token, known only once it serves)."""
+        found = {*self.secrets, *(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)}
+        kept = sorted(found, key=len, reverse=True)
+        self.secrets = tuple(kept)
         forms = {form for secret in kept for form in spellings(secret)}
         # Longest first, so a secret that contains another is hidden whole.
         ordered = sorted(forms, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        self._loggers: list[logging.Logger] = []
 
     def __repr__(self) -> str:
         return f"<Redactor secrets={len(self.secrets)}>"  # never the values

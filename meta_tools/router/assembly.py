@@ -129,6 +129,7 @@ class ConfigAssembly(AsyncCloseable):
         self.config = config
         self.warnings: list[str] = []
         self.redactor = Redactor()
+        self.extra_secrets: set[str] = set()  # not from the config (the service's token)
         self.sources = sources
         self._model = model  # the model of the categories now built
         self._owned = owned  # `_model` when built from the config, and those it replaced
@@ -161,10 +162,16 @@ class ConfigAssembly(AsyncCloseable):
         assembly = cls(loaded, tool_sources, model, stack=stack, owned=owned)
         return assembly, assembly._build(loaded, model, prompts)
 
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Hide these values too, now and after every reload."""
+        self.extra_secrets.update(secrets)
+        self.redactor.add(secrets)
+        self.redactor.attach()
+
     def _build(self, config: MetaToolsConfig, model: ChatModel, prompts: PromptSet) -> Categories:
         """The categories of `config`; nothing of this assembly changes if it raises."""
         chosen, warnings = self.sources.resolve(config)
-        redactor = Redactor(config_secrets(config))
+        redactor = Redactor(config_secrets(config) | self.extra_secrets)
         table = category_table(
             category_from_config(
                 name,

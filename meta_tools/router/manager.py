@@ -128,6 +128,14 @@ class MetaManager(AsyncCloseable):
         """The config's secrets, masked in logs and in texts shown to clients."""
         return self._assembly.redactor if self._assembly is not None else Redactor()
 
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Hide these values (the service's bearer token) like the config's secrets."""
+        values = list(secrets)
+        if self._assembly is not None:
+            self._assembly.add_secrets(values)
+        for manager in self.categories:
+            manager.redactor.add(values)
+
     @property
     def sources(self) -> list[McpToolSource]:
         """The MCP servers this router uses (their status, tools and last error)."""

@@ -388,6 +388,8 @@ async def serve(
         OSError: the HTTP port cannot be bound.
     """
     meta = _router(router)
+    if token:
+        meta.add_secrets([token])  # never shown, also when given on the command line
     caught: list[int] = []
     async with meta:
         if transport == "stdio":

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from meta_tools import tool
 from meta_tools._redaction import Redactor
@@ -16,6 +21,7 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
+from meta_tools.serve.server import serve
 from tests.fakes.llm_server import FakeLLMServer
 
 pytestmark = pytest.mark.anyio
@@ -165,3 +171,37 @@ async def test_the_service_token_from_the_environment_is_a_secret(
     result = await meta.call_tool("ops", {"objective": "who", "exact_input": "me"})
     assert token not in result.to_json()
     assert result.executions[0].result == "token=***"
+
+
+async def test_the_token_given_to_serve_is_a_secret_in_results() -> None:
+    token = "cli-token-9d8c7b6a"  # as if given with --token: not in the environment
+
+    @tool
+    def cmdline() -> str:
+        """Report the command line, as a tool reading /proc could."""
+        return f"meta-tools serve --token {token}"
+
+    model = ScriptedModel.from_function(
+        lambda r: (
+            AssistantTurn(text="ok")
+            if len(r.messages) > 2
+            else AssistantTurn(tool_calls=[ToolCall(name="cmdline", arguments={})])
+        )
+    )
+    meta = MetaManager.from_config(
+        MetaToolsConfig.from_data({"Ops": {"description": "Ops.", "tools": ["cmdline"]}}),
+        tools=[cmdline],
+        model=model,
+    )
+    headers = {"Authorization": f"Bearer {token}"}
+    async with anyio.create_task_group() as group:
+        url = await group.start(partial(serve, meta, transport="http", port=0, token=token))
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            answer = await client.call_tool("ops", {"objective": "show", "exact_input": "it"})
+        group.cancel_scope.cancel()
+    assert answer.structured_content is not None
+    assert answer.structured_content["executions"][0]["result"] == "meta-tools serve --token ***"
+    assert token not in model.requests[1].model_dump_json()
