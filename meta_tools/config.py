@@ -50,6 +50,7 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
 SECTIONS = ("model", "mcp_servers", "python_tools", "builtins", "defaults", "prompts_dir")
 _IGNORED = ("$schema", "$comment")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Strict(BaseModel):
@@ -454,6 +455,8 @@ def parse_json(text: str, source: str) -> Any:
         raise ConfigError(source, [json_syntax_problem(text, exc)]) from None
     except RecursionError:
         raise ConfigError(source, [f"$: nested more than {MAX_DEPTH} levels deep"]) from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts
+        raise ConfigError(source, [f"not valid JSON: {exc}"]) from None
     if duplicates:
         problems = [
             f"{json_path(_as_loc((*loc, key)))}: duplicate key (only one may be given)"
@@ -465,7 +468,8 @@ def parse_json(text: str, source: str) -> Any:
 
 
 def check_shape(raw: Any) -> list[str]:
-    """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters in strings.
+    """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters and unpaired
+    surrogates (a JSON `\\ud800` escape: not text, it cannot be sent on) in strings.
 
     Walked without recursion, so no input can exhaust the stack; a NUL would
     otherwise surface later as a `ValueError` from the OS (paths, commands).
@@ -480,13 +484,19 @@ def check_shape(raw: Any) -> list[str]:
             ]
         if isinstance(value, Mapping):
             for key, item in value.items():
-                if "\0" in str(key):
-                    problems.append(f"{json_path(_as_loc(loc))}: a key contains a NUL character")
+                if "\0" in str(key) or _SURROGATE.search(str(key)):
+                    problems.append(
+                        f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
+                    )
                 stack.append(((*loc, key), item))
         elif isinstance(value, list):
             stack.extend(((*loc, index), item) for index, item in enumerate(value))
         elif isinstance(value, str) and "\0" in value:
             problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            problems.append(
+                f"{json_path(_as_loc(loc))}: contains an unpaired surrogate (\\ud800-\\udfff)"
+            )
     return sorted(problems)
 
 

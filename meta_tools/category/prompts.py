@@ -71,6 +71,23 @@ def _template_line(exc: BaseException) -> int | None:
     return found
 
 
+def _template_path(folder: Path | None, phase: str) -> Path:
+    """The user's template for `phase`, or the default when the folder has none.
+
+    A file that is there but not a regular file (a folder, a FIFO that would
+    block the read) is a problem, not a reason to fall back silently.
+    """
+    path = folder / f"{phase}.j2" if folder is not None else None
+    try:
+        if path is None or not path.exists():
+            return _default_dir() / f"{phase}.j2"
+        if not path.is_file():
+            raise _TemplateProblem(f"{path}: not a regular file")
+    except OSError as exc:
+        raise _TemplateProblem(f"{path}: cannot read the template: {exc.strerror}") from None
+    return path
+
+
 def _compile(env: jinja2.Environment, path: Path) -> jinja2.Template:
     """Read, parse, check and sample-render one template.
 
@@ -129,14 +146,14 @@ class PromptSet:
         )
         compiled: dict[str, jinja2.Template] = {}
         problems: list[str] = []
-        if folder is not None and not folder.is_dir():
-            raise ConfigError(str(folder), ["prompts_dir: the folder does not exist"])
+        try:
+            if folder is not None and not folder.is_dir():
+                raise ConfigError(str(folder), ["prompts_dir: the folder does not exist"])
+        except OSError as exc:  # e.g. a name too long for the file system
+            raise ConfigError(str(folder), [f"prompts_dir: {exc.strerror}"]) from None
         for phase in PHASES:
-            path = folder / f"{phase}.j2" if folder is not None else None
-            if path is None or not path.exists():  # present but unreadable is a problem
-                path = default_templates_dir() / f"{phase}.j2"
             try:
-                compiled[phase] = _compile(env, path)
+                compiled[phase] = _compile(env, _template_path(folder, phase))
             except _TemplateProblem as problem:
                 problems.append(str(problem))
         if problems:

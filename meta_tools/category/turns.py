@@ -160,8 +160,12 @@ def render_value(value: Any) -> str:
         return bytes(value).decode("utf-8", errors="replace")
     try:
         return json.dumps(to_jsonable_python(value, fallback=_shown), ensure_ascii=False)
-    except (ValueError, TypeError, RecursionError) as exc:
-        return f"<a {type(value).__name__} that cannot be shown as JSON: {exc}>"
+    except BaseException as exc:  # the value came from a tool: whatever it raises is reported
+        if is_cancellation(exc):
+            raise
+        known = isinstance(exc, ValueError | TypeError | RecursionError)
+        detail = str(exc) if known else type(exc).__name__
+        return f"<a {type(value).__name__} that cannot be shown as JSON: {detail}>"
 
 
 _CLOSING_TAG = re.compile(r"<\s*/\s*(tool_result|past_runs)", re.IGNORECASE)

@@ -92,7 +92,10 @@ class ConfigReloader:
         for file in files:
             digest.update(str(file).encode())
             try:
-                digest.update(file.read_bytes())
+                if file.is_file():  # a FIFO would block the read: its name is enough
+                    digest.update(file.read_bytes())
+                else:
+                    digest.update(b"<not a regular file>")
             except OSError:
                 digest.update(b"<unreadable>")
         return digest.hexdigest()

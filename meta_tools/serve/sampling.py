@@ -30,6 +30,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
+from .._text import valid_utf8
 from ..category.events import (
     Evaluated,
     ModelCalled,
@@ -83,7 +84,7 @@ class Progress:
             return
         self.steps += 1
         try:
-            await ctx.session.report_progress(self.steps, None, describe_event(event))
+            await ctx.session.report_progress(self.steps, None, valid_utf8(describe_event(event)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             logger.debug("progress not delivered (the client left): %r", exc)
 

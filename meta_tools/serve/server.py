@@ -178,6 +178,7 @@ class _Handlers:
             return peer
         owner = client_identity(ctx.request) or peer
         return f"{owner}:{chosen[:200]}" if owner else None
+
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:

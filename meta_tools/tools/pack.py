@@ -9,8 +9,9 @@ from typing import Any
 
 import anyio
 
+from .._lifecycle import is_cancellation
 from .._suggest import did_you_mean
-from ..exceptions import ToolDefinitionError, ToolError, ToolNotFoundError
+from ..exceptions import ToolDefinitionError, ToolError, ToolExecutionError, ToolNotFoundError
 from ..llm.types import ToolCall
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext
 from .schema import check_tool_name
@@ -130,7 +131,12 @@ class ToolPack:
             except ToolError as exc:
                 answer = ToolAnswer(error=exc)
             else:
-                answer = await found.answer(call.arguments, context=context, timeout=timeout)
+                try:
+                    answer = await found.answer(call.arguments, context=context, timeout=timeout)
+                except BaseException as exc:  # a tool overriding `call` (or a wrapper) let it out
+                    if is_cancellation(exc):
+                        raise
+                    answer = ToolAnswer(error=ToolExecutionError(f"{type(exc).__name__}: {exc}"))
             took = time.perf_counter() - started
             outcomes[index] = ToolOutcome(call, answer.value, answer.error, took, answer.cached)
 

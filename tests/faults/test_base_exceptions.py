@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -16,6 +16,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
+from meta_tools.tools.base import BaseTool, ToolContext, ToolParameter
 
 pytestmark = pytest.mark.anyio
 
@@ -116,3 +117,49 @@ async def test_cancelling_the_run_still_cancels_a_running_tool() -> None:
             await started.wait()
             group.cancel_scope.cancel()
     assert stopped.is_set()
+
+
+class Hostile:
+    """A result whose every way of being shown raises a BaseException."""
+
+    def __repr__(self) -> str:
+        raise Custom("repr")
+
+    def __str__(self) -> str:
+        raise KeyboardInterrupt("str")
+
+
+class OwnCall(BaseTool):
+    """A tool that overrides `call` itself (as wrappers do) and lets a BaseException out."""
+
+    name = "own_call"
+    description = "Overrides call."
+    args: ClassVar[dict[str, ToolParameter]] = {}
+
+    async def call(self, arguments: Any, *, context: ToolContext | None = None) -> Any:
+        raise Custom("from an overridden call")
+
+
+async def test_a_result_that_raises_when_shown_and_a_tool_overriding_call_are_reported() -> None:
+    @tool
+    def hostile() -> list[Hostile]:
+        """Return something that cannot be shown."""
+        return [Hostile()]
+
+    model = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[
+                    ToolCall(name="hostile", arguments={}),
+                    ToolCall(name="own_call", arguments={}),
+                ]
+            ),
+            AssistantTurn(text="done"),
+        ]
+    )
+    category = CategoryManager("Work", "Misbehaves.", [hostile, OwnCall()], model)
+    result = await category.run("show", "it")
+    shown, raised = result.executions
+    assert (shown.ok, shown.result) == (True, '["<Hostile object (repr failed: Custom)>"]')
+    assert (raised.ok, raised.error) == (False, "Custom: from an overridden call")
+    assert result.status == "success"

@@ -1,9 +1,11 @@
 """A bad config or template edit is a `ConfigError` naming the file; a reload keeps the running config."""
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from meta_tools import tool
@@ -61,8 +63,36 @@ BAD_EDITS: dict[str, tuple[dict[str, bytes], str]] = {
         {"prompts/tool_result_evaluation.j2": b"{{ tools[7].name }}"},
         "tool_result_evaluation.j2:1:",
     ),
-    "template is a folder": ({"prompts/max_iteration_summary.j2/x": b""}, "cannot read"),
+    "template is a folder": ({"prompts/max_iteration_summary.j2/x": b""}, "not a regular file"),
+    "an integer of 5000 digits": (
+        {
+            "Meta_tool_config.json": b'{"Text": {"description": "x", "tools": ["shout"],'
+            b' "max_iterations": ' + b"9" * 5000 + b"}}"
+        },
+        "not valid JSON: Exceeds the limit",
+    ),
+    "prompts_dir name too long": (
+        {"Meta_tool_config.json": json.dumps({**GOOD, "prompts_dir": "p" * 5000}).encode()},
+        "prompts_dir: File name too long",
+    ),
+    "unpaired surrogate": (
+        {"Meta_tool_config.json": b'{"Text": {"description": "x\\ud800", "tools": ["shout"]}}'},
+        '$."Text".description: contains an unpaired surrogate',
+    ),
 }
+
+
+async def test_a_template_that_is_a_fifo_is_a_problem_not_a_hang(tmp_path: Path) -> None:
+    path, meta = start(tmp_path)
+    reloader = ConfigReloader(meta, path)
+    (tmp_path / "prompts" / "tool_selection.j2").unlink()
+    os.mkfifo(tmp_path / "prompts" / "tool_selection.j2")
+    with anyio.fail_after(10):
+        outcome = await reloader.reload_now()
+    assert outcome is not None and not outcome.applied
+    assert outcome.problems == (
+        f"{tmp_path / 'prompts' / 'tool_selection.j2'}: not a regular file",
+    )
 
 
 def apply(tmp_path: Path, files: dict[str, bytes]) -> None:

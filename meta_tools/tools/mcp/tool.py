@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import mcp_types
 
+from ..._text import valid_utf8, valid_utf8_value
 from ...exceptions import ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
 from ..schema import RESERVED_TOOL_NAMES, tool_name_slug, type_word
@@ -86,7 +87,15 @@ class McpServerTool(BaseTool):
 
     def __init__(self, source: ToolSource, remote: mcp_types.Tool, name: str) -> None:
         self.source = source
-        self.remote = remote
+        # A server's metadata goes on to the LLM and to clients: valid UTF-8 only.
+        self.remote = remote.model_copy(
+            update={
+                "description": remote.description and valid_utf8(remote.description),
+                "title": remote.title and valid_utf8(remote.title),
+                "input_schema": valid_utf8_value(remote.input_schema),
+            }
+        )
+        remote = self.remote
         self._name = name
         self._args = _parameters(remote.input_schema)
 
