@@ -80,7 +80,7 @@ def _template_path(folder: Path | None, phase: str) -> Path:
     path = folder / f"{phase}.j2" if folder is not None else None
     try:
         if path is None or not path.exists():
-            return _default_dir() / f"{phase}.j2"
+            return default_templates_dir() / f"{phase}.j2"
         if not path.is_file():
             raise _TemplateProblem(f"{path}: not a regular file")
     except OSError as exc:
