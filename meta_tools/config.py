@@ -40,9 +40,12 @@ __all__ = [
     "MetaToolsConfig",
     "ModelConfig",
     "StdioServerConfig",
+    "check_shape",
     "expand_env",
     "json_path",
     "json_syntax_problem",
+    "parse_json",
+    "shown_env_references",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}

@@ -74,7 +74,8 @@ def test_unknown_key_bad_type_and_missing_tool_each_name_the_file_and_field(tmp_
     assert caught.value.problems == [
         "$.\"Information Retrieval\".tool_notes: unknown key; did you mean 'tool_usage_notes'?"
         " (valid keys: description, tool_usage_notes, tools, pinned, max_iterations,"
-        " tool_timeout_s, max_tools_per_prompt, max_tool_chars_per_prompt, abstain_below, cache)",
+        " tool_timeout_s, max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt,"
+        " abstain_below, cache)",
         '$."Location & Navigation".max_iterations: Input should be a valid integer, unable to '
         "parse string as an integer (got 'many')",
     ]

@@ -8,7 +8,6 @@ field) and what is left is checked against the tool sources like a valid file.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import MetaToolsConfig, expand_env
+from ..config import MetaToolsConfig, check_shape, expand_env, parse_json
 from ..exceptions import ConfigError
 
 __all__ = ["salvage"]
@@ -29,10 +28,10 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
     """The config at `path` with every invalid part removed; None if nothing usable is left."""
     file = Path(path)
     try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        raw = parse_json(file.read_text(encoding="utf-8"), str(file))
+    except (OSError, UnicodeDecodeError, ConfigError):
         return None
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, Mapping) or check_shape(raw):  # too deep or not text: nothing to save
         return None
     data: Any = expand_env(raw, os.environ, [], set())
     for _ in range(_MAX_PASSES):
