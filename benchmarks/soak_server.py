@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from meta_tools.category.turns import read_task
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
@@ -35,7 +36,7 @@ from .soak_tasks import TASKS
 __all__ = ["answer", "main", "report_memory", "scripted_model"]
 
 _BY_OBJECTIVE = {task.objective: task for task in TASKS}
-_INPUT = re.compile(r"^Objective: (?P<objective>.*)\nExact input: token (?P<token>\d+)$")
+_INPUT = re.compile(r"^token (?P<token>\d+)$")
 _FENCED = re.compile(r"\A<tool_result [^>]*>\n(?P<body>.*)\n</tool_result>\Z", re.DOTALL)
 
 
@@ -55,10 +56,11 @@ def answer(request: ChatRequest) -> AssistantTurn:
     Anything unexpected (an objective it does not know, a failed tool) is answered
     with a text saying so, which the client counts as a wrong result.
     """
-    asked = _INPUT.match(request.messages[1].content) if len(request.messages) > 1 else None
-    if asked is None:
+    read = read_task(request.messages[1].content) if len(request.messages) > 1 else None
+    asked = _INPUT.match(read[1]) if read is not None else None
+    if read is None or asked is None:
         return AssistantTurn(text="unexpected request")
-    task = _BY_OBJECTIVE.get(asked["objective"])
+    task = _BY_OBJECTIVE.get(read[0])
     if task is None:
         return AssistantTurn(text=f"unknown objective {asked['objective']!r}")
     results = [m for m in request.messages if m.role == "tool"]

@@ -45,7 +45,6 @@ __all__ = [
     "json_path",
     "json_syntax_problem",
     "parse_json",
-    "shown_env_references",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
@@ -248,7 +247,6 @@ class MetaToolsConfig(_Strict):
         shape_problems = check_shape(raw)
         if shape_problems:
             raise ConfigError(source, shape_problems)
-        problems.extend(shown_env_references(raw))
         expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
         # A problem quotes the bad value, which may have come from a secret.
         redactor = Redactor(secrets)
@@ -515,27 +513,3 @@ def _objects(raw: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
         elif isinstance(value, list):
             stack.extend(((*loc, i), v) for i, v in enumerate(value))
     return sorted(found, key=lambda item: [str(p) for p in item[0]])
-
-
-#: Category fields whose text reaches MCP clients and the LLM as it is.
-SHOWN_FIELDS = ("description", "tool_usage_notes", "tools", "pinned")
-
-
-def shown_env_references(raw: Mapping[str, Any]) -> list[str]:
-    """`${VAR}` where its value would be shown (a category's texts): refused, as it is a secret."""
-    problems: list[str] = []
-    for category, spec in raw.items():
-        if category in SECTIONS or category == "$schema" or not isinstance(spec, Mapping):
-            continue
-        for field in SHOWN_FIELDS:
-            value = spec.get(field)
-            items = value if isinstance(value, list) else [value]
-            for index, item in enumerate(items):
-                if isinstance(item, str) and _ENV.search(item):
-                    loc = (category, field, index) if isinstance(value, list) else (category, field)
-                    problems.append(
-                        f"{json_path(_as_loc(loc))}: ${{VAR}} is not expanded here: this text is"
-                        " shown to MCP clients and the LLM, and expanded values are secrets;"
-                        " write the text itself"
-                    )
-    return problems

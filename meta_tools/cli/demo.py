@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..agent import MainAgent
+from ..category.turns import read_task
 from ..config import MetaToolsConfig
 from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
@@ -251,7 +252,7 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
 
     def decide(request: ChatRequest) -> AssistantTurn:
         first_user = next(m.content for m in request.messages if m.role == "user")
-        objective = first_user.removeprefix("Objective: ").split("\nExact input: ", 1)[0]
+        objective, _ = read_task(first_user) or ("", "")
         task = tasks[objective]
         if task.ask is not None:
             missing, question = task.ask

@@ -82,10 +82,10 @@ def category_from_config(
     defaults = config.defaults
     return CategoryManager(
         name,
-        spec.description,
+        redactor.text(spec.description),  # shown to MCP clients and the LLM
         ToolPack(tools, name=name),
         model,
-        tool_usage_notes=spec.tool_usage_notes,
+        tool_usage_notes=redactor.text(spec.tool_usage_notes),
         max_iterations=spec.max_iterations or defaults.max_iterations,
         tool_timeout_s=spec.tool_timeout_s or defaults.tool_timeout_s,
         max_calls_per_round=spec.max_calls_per_round or defaults.max_calls_per_round,

@@ -301,7 +301,8 @@ def test_validate_reports_schema_and_tool_problems_in_one_pass(folder: Path) -> 
     assert problems == [
         "  - $.\"Math\".max_iteration: unknown key; did you mean 'max_iterations'? (valid keys:"
         " description, tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s,"
-        " max_tools_per_prompt, max_tool_chars_per_prompt, abstain_below, cache)",
+        " max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt, abstain_below,"
+        " cache)",
         '  - $."Broken".description: field required',
         "  - $.defaults.max_iterations: Input should be a valid integer, unable to parse string"
         " as an integer (got 'many')",

@@ -18,7 +18,6 @@ from meta_tools import tool
 from meta_tools._redaction import Redactor
 from meta_tools.cli.checks import check_config
 from meta_tools.config import MetaToolsConfig
-from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
@@ -138,15 +137,28 @@ async def test_an_mcp_connection_warning_does_not_show_a_header_secret_as_bytes(
     assert_hidden(secret, logged)
 
 
-@pytest.mark.parametrize("field", ["description", "tool_usage_notes"])
-def test_a_var_in_a_text_shown_to_clients_is_refused(field: str) -> None:
-    spec = {"description": "Ops.", "tools": ["x"], field: "Use key ${OPS_KEY} for it."}
-    with pytest.raises(ConfigError) as caught:
-        MetaToolsConfig.from_data({"Ops": spec}, source="c.json", env={"OPS_KEY": "sk-ops-1234"})
-    assert caught.value.problems == [
-        f'$."Ops".{field}: ${{VAR}} is not expanded here: this text is shown to MCP clients and'
-        " the LLM, and expanded values are secrets; write the text itself"
-    ]
+async def test_a_var_in_a_category_text_reaches_clients_and_the_llm_redacted() -> None:
+    secret = "sk-ops-12345678"
+    spec = {
+        "description": "Ops with key ${OPS_KEY}.",
+        "tool_usage_notes": "Use key ${OPS_KEY} for it.",
+        "tools": ["echo_back"],
+    }
+    config = MetaToolsConfig.from_data({"Ops": spec}, env={"OPS_KEY": secret})
+
+    @tool
+    def echo_back(text: str) -> str:
+        """Echo."""
+        return text
+
+    model = ScriptedModel([AssistantTurn(text="nothing to do")])
+    meta = MetaManager.from_config(config, tools=[echo_back], model=model)
+    listed = json.dumps([t.model_dump(mode="json") for t in meta.list_tools()])
+    await meta.call_tool("ops", {"objective": "o", "exact_input": "i"})
+    system = model.requests[0].messages[0].content
+    assert_hidden(secret, listed)
+    assert_hidden(secret, system)
+    assert "Ops with key ***." in listed and "Use key *** for it." in system
 
 
 async def test_the_service_token_from_the_environment_is_a_secret(
