@@ -17,6 +17,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
 from meta_tools.tools.base import BaseTool, ToolContext, ToolParameter
+from tests.faults.test_serve_faults import worker_router
 
 pytestmark = pytest.mark.anyio
 
@@ -97,26 +98,13 @@ async def test_the_service_keeps_serving_every_client_after_tools_raise_base_exc
 
 
 async def test_cancelling_the_run_still_cancels_a_running_tool() -> None:
-    started, stopped = anyio.Event(), anyio.Event()
-
-    @tool
-    async def wait() -> str:
-        """Wait until cancelled."""
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            stopped.set()
-        return "unreachable"
-
-    model = ScriptedModel([AssistantTurn(tool_calls=[ToolCall(name="wait", arguments={})])])
-    category = CategoryManager("Wait", "Waits.", [wait], model)
+    _, meta, started, cancelled = worker_router(tool_timeout_s=30)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
-            group.start_soon(category.run, "wait", "now")
+            group.start_soon(meta.call_tool, "work", {"objective": "wait", "exact_input": "now"})
             await started.wait()
             group.cancel_scope.cancel()
-    assert stopped.is_set()
+    assert cancelled.is_set()
 
 
 class Hostile:
