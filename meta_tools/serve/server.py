@@ -161,7 +161,8 @@ class _Handlers:
         validates its `Mcp-Session-Id`), a legacy connection, the stdio peer. A
         2026-07-28 request's `Mcp-Session-Id` is not validated, so it is ignored. A
         client-chosen `_meta` key is namespaced by who sends it: the bearer token's
-        holder, else the connection, so two clients saying "main" stay apart.
+        holder, else the checked peer, else the connection, so two clients saying "main"
+        stay apart.
         """
         meta: Mapping[str, Any] = params.meta or {}
         chosen = meta.get(SESSION_META_KEY)
@@ -176,7 +177,8 @@ class _Handlers:
                 peer = self._connections.key_for(ctx.session.client_params)
         if not (isinstance(chosen, str) and chosen):
             return peer
-        owner = client_identity(ctx.request) or peer
+        # Per token holder; else per checked peer (legacy session, stdio); else per connection.
+        owner = token_holder(ctx.request) or peer or connection_of(ctx.request)
         return f"{owner}:{chosen[:200]}" if owner else None
 
     async def call_tool(
@@ -285,7 +287,7 @@ _UNAUTHORIZED = json.dumps(
 class BearerTokenMiddleware:
     """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>` (else 401).
 
-    An accepted request is marked as sent by the token's holder (see `client_identity`).
+    An accepted request is marked as sent by the token's holder (see `token_holder`).
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -322,15 +324,20 @@ PRINCIPAL = "meta_tools.principal"
 """The scope key naming who an HTTP request was authenticated as."""
 
 
-def client_identity(request: Any) -> str | None:
-    """Who sent this HTTP request: the token's holder, else its TCP connection; None off HTTP."""
+def _http_scope(request: Any) -> dict[str, Any] | None:
     scope = getattr(request, "scope", None)
-    if not isinstance(scope, dict) or scope.get("type") != "http":
-        return None
-    principal = scope.get(PRINCIPAL)
-    if isinstance(principal, str):
-        return principal
-    client = scope.get("client")
+    return scope if isinstance(scope, dict) and scope.get("type") == "http" else None
+
+
+def token_holder(request: Any) -> str | None:
+    """Who an HTTP request was authenticated as (by its bearer token); None without a token."""
+    principal = (_http_scope(request) or {}).get(PRINCIPAL)
+    return principal if isinstance(principal, str) else None
+
+
+def connection_of(request: Any) -> str | None:
+    """The TCP connection an HTTP request came on; None off HTTP."""
+    client = (_http_scope(request) or {}).get("client")
     return f"conn:{client[0]}:{client[1]}" if client else None
 
 

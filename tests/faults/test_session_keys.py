@@ -99,12 +99,13 @@ async def test_a_modern_call_with_a_legacy_sessions_id_cannot_read_its_memory() 
     assert "legacy secret objective" not in tasks_seen(model, "modern task")
 
 
-async def test_two_clients_both_saying_main_do_not_share_memory() -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_two_clients_both_saying_main_do_not_share_memory(mode: str) -> None:
     model, meta = served()
     main = {SESSION_META_KEY: "main"}
     async with anyio.create_task_group() as group:
         url = await group.start(partial(serve, meta, transport="http", port=0))
-        async with client(url, "auto") as alice, client(url, "auto") as bob:
+        async with client(url, mode) as alice, client(url, mode) as bob:
             await call(alice, "alice private plan", main)
             await call(alice, "alice again", main)
             await call(bob, "bob task", main)
