@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from ._text import valid_utf8
 from .category.events import (
     Evaluated,
     EventSink,
@@ -88,6 +89,7 @@ class JsonlTrace:
                 ensure_ascii=False,
                 default=str,
             )
+            line = valid_utf8(line)  # an LLM's reply may carry a lone surrogate
             await anyio.to_thread.run_sync(self._write_line, self._file, line)
 
     @staticmethod

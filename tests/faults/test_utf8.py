@@ -17,6 +17,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
 from meta_tools.tools.builtins.files import list_directory_tool
+from meta_tools.tracing import JsonlTrace
 
 pytestmark = pytest.mark.anyio
 
@@ -81,3 +82,16 @@ async def test_a_served_call_listing_an_undecodable_name_answers_valid_json(
         assert reply.is_error is False
         assert reply.structured_content is not None
         assert "report-\ufffd.txt" in reply.structured_content["executions"][0]["result"]
+
+
+async def test_a_trace_of_a_reply_with_a_lone_surrogate_is_written_as_valid_utf8(
+    tmp_path: Path,
+) -> None:
+    trace = JsonlTrace(tmp_path / "t.jsonl")
+    await trace.write({"reply": {"text": "the model said \ud800"}, "file": "report-\udcff.txt"})
+    await trace.aclose()
+    record = json.loads((tmp_path / "t.jsonl").read_bytes().decode("utf-8"))
+    assert (record["reply"]["text"], record["file"]) == (
+        "the model said \ufffd",
+        "report-\ufffd.txt",
+    )
