@@ -45,6 +45,19 @@ _SAMPLE = PromptVariables(
     withdrawn=["t"],
     past_runs=[{"objective": "o", "summary": "s"}],
 )
+# The other extreme a real call reaches: nothing offered, nothing done, nothing remembered.
+_EMPTY_SAMPLE = PromptVariables(
+    category="Sample",
+    description="",
+    tool_usage_notes="",
+    tools=[],
+    objective="",
+    exact_input="",
+    iteration=0,
+    max_iterations=1,
+    withdrawn=[],
+    past_runs=[],
+)
 
 
 def default_templates_dir() -> Path:
@@ -111,7 +124,8 @@ def _compile(env: jinja2.Environment, path: Path) -> jinja2.Template:
                 f"{path}: unknown variable(s) {', '.join(sorted(unknown))}; available: {allowed}"
             )
         template = env.from_string(source)
-        template.render(_SAMPLE)
+        for sample in (_SAMPLE, _EMPTY_SAMPLE):
+            template.render(sample)
     except _TemplateProblem:
         raise
     except Exception as exc:  # a template is code: whatever it raises is the file's problem

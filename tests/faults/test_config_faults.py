@@ -59,6 +59,10 @@ BAD_EDITS: dict[str, tuple[dict[str, bytes], str]] = {
         {"prompts/tool_selection.j2": b"line one\n{{ 1/0 }}\n"},
         "tool_selection.j2:2: ZeroDivisionError",
     ),
+    "template assumes a tool is offered": (
+        {"prompts/tool_selection.j2": b"first tool: {{ tools[0].name }}"},
+        "tool_selection.j2:1:",
+    ),
     "template indexes past the end": (
         {"prompts/tool_result_evaluation.j2": b"{{ tools[7].name }}"},
         "tool_result_evaluation.j2:1:",
