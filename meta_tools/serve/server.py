@@ -31,8 +31,6 @@ unvalidated `Mcp-Session-Id` header is ignored).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import logging
 import os
@@ -55,9 +53,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..category.result import CategoryResult
@@ -70,7 +66,8 @@ from ..llm.sampling import (
     unsupported_message,
 )
 from ..router.manager import MetaManager
-from .disconnect import DisconnectWatch, cancel_on_disconnect
+from .disconnect import cancel_on_disconnect
+from .http import BearerTokenMiddleware, connection_of, http_app, token_holder
 from .sampling import LegacyHost, Progress, SuspendedRuns, error_result
 
 __all__ = ["SESSION_META_KEY", "BearerTokenMiddleware", "build_server", "http_app", "serve"]
@@ -85,7 +82,6 @@ INSTRUCTIONS = (
     "`exact_input` (every value it needs); it picks and runs the right tools itself and returns "
     "a JSON result with a status, a summary and the tool calls it made."
 )
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _to_result(result: CategoryResult) -> mcp_types.CallToolResult:
@@ -270,106 +266,6 @@ def build_server(
     security = RequestStateSecurity.ephemeral(ttl=suspended_run_ttl_s)
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
-
-
-_UNAUTHORIZED = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {
-            "code": mcp_types.INVALID_REQUEST,
-            "message": "Unauthorized: this server needs the header 'Authorization: Bearer <token>'",
-        },
-    }
-).encode()
-
-
-class BearerTokenMiddleware:
-    """ASGI middleware: HTTP requests must carry `Authorization: Bearer <token>` (else 401).
-
-    An accepted request is marked as sent by the token's holder (see `token_holder`).
-    """
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        if not token:
-            raise ValueError("the bearer token must not be empty")
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-        digest = hashlib.sha256(self._expected).hexdigest()[:16]
-        self._principal = f"token:{digest}"
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = _UNAUTHORIZED  # a JSON-RPC error, so MCP clients show its message
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="meta-tools"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-            scope[PRINCIPAL] = self._principal
-        await self.app(scope, receive, send)
-
-
-PRINCIPAL = "meta_tools.principal"
-"""The scope key naming who an HTTP request was authenticated as."""
-
-
-def _http_scope(request: Any) -> dict[str, Any] | None:
-    scope = getattr(request, "scope", None)
-    return scope if isinstance(scope, dict) and scope.get("type") == "http" else None
-
-
-def token_holder(request: Any) -> str | None:
-    """Who an HTTP request was authenticated as (by its bearer token); None without a token."""
-    principal = (_http_scope(request) or {}).get(PRINCIPAL)
-    return principal if isinstance(principal, str) else None
-
-
-def connection_of(request: Any) -> str | None:
-    """The TCP connection an HTTP request came on; None off HTTP."""
-    client = (_http_scope(request) or {}).get("client")
-    return f"conn:{client[0]}:{client[1]}" if client else None
-
-
-def http_app(
-    server: Server[Any],
-    *,
-    host: str = "127.0.0.1",
-    token: str | None = None,
-    path: str = "/mcp",
-    max_body_bytes: int = 1_048_576,
-) -> ASGIApp:
-    """The streamable-HTTP ASGI app: DNS-rebinding protection on, body limit, optional token."""
-    if host in _LOOPBACK:
-        security = None  # the SDK turns on DNS-rebinding protection for loopback hosts
-    else:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=host not in ("0.0.0.0", "::"),
-            allowed_hosts=[f"{host}:*", f"[{host}]:*"],
-            allowed_origins=[f"http://{host}:*", f"https://{host}:*"],
-        )
-        if token is None:
-            logger.warning(
-                "serving on %s without a token: anyone who can reach it can call it", host
-            )
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=path,
-        max_request_body_size=max_body_bytes,
-        transport_security=security,
-        host=host,
-    )
-    app = DisconnectWatch(app)
-    return BearerTokenMiddleware(app, token) if token else app
 
 
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
