@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import context, grouping, mcp_latency, overhead, recall, soak
+from . import context, grouping, mcp_latency, overhead, recall, soak, soak_replicas
 from .catalog import DEFAULT_DATA
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -336,6 +336,42 @@ def show_soak(result: dict[str, Any]) -> str:
     )
 
 
+def show_soak_replicas(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            phase["replicas"],
+            f"{phase['ok']:,} / {phase['calls']:,}",
+            phase["errors"],
+            "ok" if not phase["memory_problems"] else "; ".join(phase["memory_problems"][:2]),
+            phase["calls_per_s"],
+            phase["latency_p50_ms"],
+            phase["latency_p99_ms"],
+            ", ".join(f"{k} {v:,}" for k, v in phase["requests_per_replica"].items()),
+            ", ".join(f"{k} {v}" for k, v in phase["cpu_s"].items()),
+        ]
+        for phase in result["phases"]
+    ]
+    headers = [
+        "replicas",
+        "correct",
+        "errors",
+        "memory",
+        "calls/s",
+        "p50 ms",
+        "p99 ms",
+        "HTTP requests served",
+        "CPU s",
+    ]
+    return "\n\n".join(
+        [
+            result["setup"],
+            f"{result['concurrency']} calls in flight ({result['clients']} clients)",
+            table(headers, rows),
+            f"soak --replicas: {result['verdict']}",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
@@ -343,6 +379,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="soak: through nginx in front of this many router replicas (1..N measured)",
+    )
     parser.add_argument(
         "--embeddings",
         action="store_true",
@@ -383,6 +425,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),
     }
+    if args.replicas > 1:
+        jobs["soak"] = (
+            lambda: asyncio.run(soak_replicas.run(replicas=args.replicas, quick=args.quick)),
+            show_soak_replicas,
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     host = machine()
     print(f"machine: {host['cpu']}, {host['cores']} cores, Python {host['python']}")
@@ -392,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = measure()
         took = round(time.perf_counter() - started, 1)
         record = {"benchmark": name, "machine": host, "seconds": took, "result": result}
-        path = RESULTS / f"{name}.json"
+        path = RESULTS / f"{name}{'-replicas' if name == 'soak' and args.replicas > 1 else ''}.json"
         path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         print(f"\n## {name} ({took} s) -> {path}\n")
         print(show(result))

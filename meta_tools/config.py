@@ -37,8 +37,10 @@ __all__ = [
     "DefaultsConfig",
     "HttpServerConfig",
     "McpServerConfig",
+    "MemoryConfig",
     "MetaToolsConfig",
     "ModelConfig",
+    "ServeConfig",
     "StdioServerConfig",
     "check_shape",
     "expand_env",
@@ -49,8 +51,19 @@ __all__ = [
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
 """Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
-SECTIONS = ("model", "mcp_servers", "python_tools", "builtins", "defaults", "prompts_dir")
+SECTIONS = (
+    "model",
+    "mcp_servers",
+    "python_tools",
+    "builtins",
+    "defaults",
+    "prompts_dir",
+    "memory",
+    "serve",
+)
 _IGNORED = ("$schema", "$comment")
+_SECRET_FIELDS = frozenset({"state_keys", "redis_url"})
+"""Fields whose values a config error never quotes (keys; URLs may hold a password)."""
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -65,6 +78,47 @@ class CacheConfig(_Strict):
     ttl_s: float = Field(300.0, gt=0)
     max_entries: int = Field(1024, ge=1)
     redis_url: str | None = None
+
+
+class MemoryConfig(_Strict):
+    """Where categories keep each client's past runs: in the process, or in Redis.
+
+    With `redis_url`, every router replica pointed at the same Redis shares the
+    memory; a client unseen for `ttl_s` seconds is forgotten.
+    """
+
+    redis_url: str | None = Field(None, pattern=r"^(redis|rediss|unix)://")
+    ttl_s: float = Field(86_400.0, gt=0)
+
+
+class ServeConfig(_Strict):
+    """`meta-tools serve`: behind a proxy, and with several replicas.
+
+    `allowed_hosts` / `allowed_origins`: the public names the proxy forwards
+    (`Host` and `Origin` headers), added to the DNS-rebinding allow-list.
+    `trusted_proxies`: addresses whose `X-Forwarded-For` / `X-Forwarded-Proto`
+    are believed. `state_keys`: secrets (>= 32 bytes; the first seals, all
+    open) that every replica shares, so that any replica can continue a
+    2026-07-28 sampling call; `META_TOOLS_STATE_KEY` is used when empty.
+    """
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+    trusted_proxies: list[str] = Field(default_factory=list)
+    state_keys: list[str] = Field(default_factory=list)
+    state_ttl_s: float = Field(300.0, gt=0, le=86_400)
+    max_state_bytes: int = Field(262_144, ge=4096, le=16_777_216)
+
+    @field_validator("state_keys")
+    @classmethod
+    def _long_enough(cls, keys: list[str]) -> list[str]:
+        short = [i for i, key in enumerate(keys) if len(key.encode()) < 32]
+        if short:
+            raise ValueError(
+                f"state_keys[{short[0]}] is shorter than 32 bytes; generate one with"
+                ' python -c "import secrets; print(secrets.token_hex(32))"'
+            )
+        return keys
 
 
 class DefaultsConfig(_Strict):
@@ -176,6 +230,8 @@ class MetaToolsConfig(_Strict):
     builtins: BuiltinsConfig = BuiltinsConfig()
     defaults: DefaultsConfig = DefaultsConfig()
     prompts_dir: str | None = None
+    memory: MemoryConfig = MemoryConfig()
+    serve: ServeConfig = ServeConfig()
     _source: str = PrivateAttr(default="<memory>")
     _base_dir: str = PrivateAttr(default=".")
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())
@@ -360,6 +416,8 @@ def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
             if len(loc) == 3 and loc[0] == "categories":
                 hint = _did_you_mean(str(loc[1]), list(SECTIONS), what="the section ")
             problems.append(f"{where}: field required{hint}")
+        elif _SECRET_FIELDS & {p for p in loc if isinstance(p, str)}:
+            problems.append(f"{where}: {err['msg']} (the value is not shown)")
         else:
             shown = redactor.text(repr(err.get("input")))  # before cutting: whole secrets only
             shown = shown if len(shown) <= 60 else shown[:57] + "..."

@@ -157,6 +157,8 @@ def test_the_config_json_schema_is_exported() -> None:
         "builtins",
         "defaults",
         "prompts_dir",
+        "memory",
+        "serve",
     }
     assert schema["additionalProperties"] == {"$ref": "#/$defs/CategoryConfig"}
     assert schema["$defs"]["CategoryConfig"]["required"] == ["description", "tools"]

@@ -18,6 +18,7 @@ import jinja2
 from .._redaction import Redactor
 from ..exceptions import ConfigError, ModelError, ToolError, ToolNotFoundError
 from ..llm.base import ChatModel
+from ..llm.sampling import AnswerLater
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
@@ -33,11 +34,12 @@ from .events import (
     ToolFinished,
     ToolsSelected,
 )
-from .memory import SessionMemory
+from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, Execution, RunStatus, truncate
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
+from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
 from .turns import (
     CONTROL_TOOLS,
     Answered,
@@ -98,6 +100,7 @@ class CategoryManager:
             when its best tools cover less than this share of the objective's words.
         cache: memoise every tool's results here (tools already wrapped in a
             `CachedTool`, e.g. by their MCP server's config, keep their own cache).
+        memory: where past runs are kept (default: in this process, `memory_size` per session).
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class CategoryManager:
         pinned: Sequence[str] = (),
         abstain_below: float | None = None,
         cache: ResultCache | None = None,
+        memory: MemoryStore | None = None,
     ) -> None:
         self.name = name
         self.slug = slugify(name)
@@ -137,7 +141,7 @@ class CategoryManager:
         self.tool_timeout_s = tool_timeout_s
         self.max_calls_per_round = max_calls_per_round
         self.max_result_chars = max_result_chars
-        self.memory = SessionMemory(memory_size)
+        self.memory: MemoryStore = memory or SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
         self.redactor = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
 
@@ -207,8 +211,8 @@ class CategoryManager:
         )
         return result
 
-    def past_runs(self, session: str | None) -> list[dict[str, str]]:
-        return self.memory.past_runs(session)
+    async def past_runs(self, session: str | None) -> list[dict[str, str]]:
+        return await self.memory.past_runs(session)
 
     def adopt_memory(self, other: CategoryManager) -> None:
         """Take over `other`'s session memory (used when a config reload replaces it).
@@ -231,7 +235,7 @@ class CategoryManager:
             iteration=state.iteration,
             max_iterations=self.max_iterations,
             withdrawn=list(state.withdrawn),
-            past_runs=self.past_runs(state.session),
+            past_runs=state.past_runs,
         )
         return template.render(variables)
 
@@ -242,10 +246,25 @@ class CategoryManager:
         *,
         session: str | None = None,
         on_event: EventSink | None = None,
+        resume: SuspendedRun | None = None,
     ) -> CategoryResult:
-        """Run the loop for one task and return its result; never raises for tool or model faults."""
+        """Run the loop for one task and return its result; never raises for tool or model faults.
+
+        With `resume` (from a `RunSuspended` of this category), go on where that run stopped.
+
+        Raises:
+            RunSuspended: the model answers with a later request (see `suspend`).
+        """
+        if resume is not None:
+            run = self._restore(resume, on_event)
+            if resume.phase == "summary":
+                result = await self._summarize(run)
+            else:
+                result = await self._loop(run)
+            return await self._finish(run, result)
         run = Run(RunState(objective=objective, exact_input=exact_input, session=session), on_event)
         state = run.state
+        state.past_runs = await self.memory.past_runs(session)
         await run.emit(partial(self._started, state))
         selection = self.offer(run)
         if selection.abstained and not selection.tools:
@@ -253,12 +272,17 @@ class CategoryManager:
         else:
             prompt = self._render(self.prompts.tool_selection, run)
             state.messages.append(Message(role="system", content=prompt))
-            task = task_message(objective, exact_input, self.past_runs(session))
+            task = task_message(objective, exact_input, state.past_runs)
             state.messages.append(Message(role="user", content=task))
             result = await self._loop(run)
+        return await self._finish(run, result)
+
+    async def _finish(self, run: Run, result: CategoryResult) -> CategoryResult:
+        """Time the run, remember it in its session, report its end."""
+        state = run.state
         result.usage.wall_s = round(time.perf_counter() - run.started, 6)
         if result.status in ("success", "max_iterations"):
-            self.memory.remember(session, objective, result.summary)
+            await self.memory.remember(state.session, state.objective, result.summary)
         await run.emit(
             partial(
                 RunFinished,
@@ -316,7 +340,15 @@ class CategoryManager:
     async def _complete(self, run: Run, schemas: list[dict[str, Any]]) -> AssistantTurn:
         state = run.state
         started = time.perf_counter()
-        turn = await self.model.complete(ChatRequest(messages=list(state.messages), tools=schemas))
+        try:
+            turn = await self.model.complete(
+                ChatRequest(messages=list(state.messages), tools=schemas)
+            )
+        except AnswerLater as later:
+            phase: SuspendedPhase = "loop" if schemas else "summary"
+            elapsed = max(started - run.started, 0.0)
+            point = SuspendedRun(category=self.name, phase=phase, elapsed_s=elapsed, state=state)
+            raise RunSuspended(point, later.params) from None
         await run.emit(lambda: self._model_called(state, schemas, turn, started))
         state.usage.llm_calls += 1
         if turn.usage is not None:
@@ -443,12 +475,22 @@ class CategoryManager:
         run.offer([])  # the summary call is offered no tool
         summary_prompt = self._render(self.prompts.max_iteration_summary, run)
         run.state.messages.append(Message(role="user", content=summary_prompt))
+        return await self._summarize(run)
+
+    async def _summarize(self, run: Run) -> CategoryResult:
+        """The summary at the iteration limit: one model call offered no tool."""
         try:
             turn = await self._complete(run, [])
             summary = (turn.text or "").strip() or self._done_so_far(run)
         except ModelError as exc:
             summary = self._failure_summary(exc, run)
         return self._result(run, "max_iterations", summary)
+
+    def _restore(self, point: SuspendedRun, sink: EventSink | None) -> Run:
+        """The run `point` carries, offered those of its tools this category still has."""
+        run = Run(point.state, sink, started=time.perf_counter() - point.elapsed_s)
+        run.offer([self.tools.get_tool(n) for n in point.state.offered if n in self.tools])
+        return run
 
     def _done_so_far(self, run: Run) -> str:
         executions = run.state.executions

@@ -46,6 +46,8 @@ class RunState:
     """Names of the tools the next LLM call is offered."""
     traced: int = 0
     """How many of `messages` a `ModelCalled` event has reported (each is reported once)."""
+    past_runs: list[dict[str, str]] = field(default_factory=list)
+    """The session's past runs (objective, summary) when this run started, shown to the LLM."""
 
     @property
     def used(self) -> list[str]:

@@ -249,6 +249,15 @@ def serve(
     ] = "stdio",
     host: Annotated[str, typer.Option(help="HTTP host to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port (0 picks a free one).")] = 8000,
+    path: Annotated[str, typer.Option(help="HTTP path of the MCP endpoint.")] = "/mcp",
+    replica: Annotated[
+        str | None,
+        typer.Option(
+            envvar="META_TOOLS_REPLICA",
+            help="HTTP: this replica's name, put in its session ids for load-balancer affinity.",
+            show_default=False,
+        ),
+    ] = None,
     token: Annotated[
         str | None,
         typer.Option(
@@ -281,7 +290,13 @@ def serve(
             _require_model(loaded, config, serving=True)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=model)
         _log_to_stderr(_level(ctx.obj, logging.INFO))
-        settings = _ServeSettings(chosen, host, port, token, trace, reload)
+        if not path.startswith("/"):
+            _fail(f"--path must start with '/', not {path!r}")
+        from ..serve.proxy import REPLICA_NAME
+
+        if replica is not None and not REPLICA_NAME.fullmatch(replica):
+            _fail(f"--replica must match {REPLICA_NAME.pattern}, not {replica!r}")
+        settings = _ServeSettings(chosen, host, port, path, replica, token, trace, reload)
         anyio.run(lambda: _serve(meta, config, settings))
 
 
@@ -304,6 +319,8 @@ class _ServeSettings:
     transport: Literal["stdio", "http"]
     host: str
     port: int
+    path: str
+    replica: str | None
     token: str | None
     trace: Path | None
     reload: bool
@@ -324,6 +341,8 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
                     transport=settings.transport,
                     host=settings.host,
                     port=settings.port,
+                    path=settings.path,
+                    replica=settings.replica,
                     token=settings.token,
                     task_status=task_status,
                 )

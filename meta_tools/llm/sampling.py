@@ -8,9 +8,10 @@ variable, so concurrent calls of different clients never mix), and every
 Two eras, two hosts (both in `meta_tools.serve`):
 
 - legacy connections (2025-11-25): the request goes to the client mid-call;
-- 2026-07-28: a server cannot call the client mid-call, so the call returns
-  `InputRequiredResult`, the client answers and retries, and the suspended
-  category run resumes (its state lives in a bounded store on the server).
+- 2026-07-28: a server cannot call the client mid-call, so the host raises
+  `AnswerLater`, the call returns `InputRequiredResult` with the run's state
+  sealed in `request_state`, the client answers and retries (on any replica),
+  and the run goes on from that state.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .types import AssistantTurn, ChatRequest, Message, ToolCall
 from .ways_out import ways_out
 
 __all__ = [
+    "AnswerLater",
     "SamplingChatModel",
     "SamplingHost",
     "host_supports_tool_sampling",
@@ -39,6 +41,18 @@ __all__ = [
 ]
 
 ALTERNATIVES = "Ways out: " + "; ".join(f"({n}) {w}" for n, w in enumerate(ways_out(), 1))
+
+
+class AnswerLater(BaseException):
+    """The host answers this sampling request in its next MCP request (2026-07-28), not now.
+
+    Raised by a sampling host; the category loop turns it into `RunSuspended`.
+    A `BaseException`, so that no `except Exception` on the way mistakes it for a fault.
+    """
+
+    def __init__(self, params: mcp_types.CreateMessageRequestParams) -> None:
+        super().__init__("the host's model answers with the next request")
+        self.params = params
 
 
 class SamplingHost(Protocol):

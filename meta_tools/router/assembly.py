@@ -18,6 +18,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
 from ..category.manager import CategoryManager
+from ..category.memory import MemoryStore
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
 from ..config import DEFAULT_KEY_ENV, CategoryConfig, MetaToolsConfig
@@ -76,6 +77,7 @@ def category_from_config(
     prompts: PromptSet,
     redactor: Redactor,
     cache: ResultCache | None,
+    memory: MemoryStore | None = None,
 ) -> CategoryManager:
     """The category `name` of `config`, its limits falling back on the config's `defaults`."""
     spec: CategoryConfig = config.categories[name]
@@ -102,6 +104,7 @@ def category_from_config(
             spec.abstain_below if spec.abstain_below is not None else defaults.abstain_below
         ),
         cache=cache,
+        memory=memory,
     )
 
 
@@ -185,6 +188,7 @@ class ConfigAssembly(AsyncCloseable):
                     if spec.cache is None
                     else self.sources.cache(spec.cache, f"category:{name}")
                 ),
+                memory=self.sources.memory(config.memory, name, config.defaults.category_memory),
             )
             for name, spec in config.categories.items()
         )
@@ -315,6 +319,8 @@ def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
 
 
 _RESTART_SECTIONS = ("mcp_servers", "python_tools", "builtins")
+_START_ONLY_SECTIONS = ("memory", "serve")
+"""Where category memory lives and how the server listens: fixed while serving."""
 
 
 def keep_sources(
@@ -325,13 +331,15 @@ def keep_sources(
     The tool sources are open (MCP sessions, imported modules); an edit of them
     applies on the next start, while the rest of the edit applies now.
     """
-    changed = [s for s in _RESTART_SECTIONS if getattr(config, s) != getattr(current, s)]
+    sections = _RESTART_SECTIONS + _START_ONLY_SECTIONS
+    changed = [s for s in sections if getattr(config, s) != getattr(current, s)]
     if not changed:
         return config, []
     kept = config.model_copy(update={s: getattr(current, s) for s in changed})
     warnings = [
-        f"$.{section}: changed, but tool sources are not reloaded; restart the service to"
-        " apply it (the rest of the edit is applied)"
+        f"$.{section}: changed, but"
+        f" {'tool sources are not reloaded' if section in _RESTART_SECTIONS else 'it is read only at start'};"
+        " restart the service to apply it (the rest of the edit is applied)"
         for section in changed
     ]
     return kept, warnings

@@ -16,6 +16,7 @@ from .._suggest import did_you_mean
 from ..category.events import EventSink
 from ..category.manager import CategoryManager, slugify
 from ..category.result import CategoryResult
+from ..category.suspend import SuspendedRun
 from ..config import MetaToolsConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
@@ -67,6 +68,8 @@ class CategoryCall:
     category: CategoryManager
     objective: str
     exact_input: str
+    resume: SuspendedRun | None = None
+    """A run of this category stopped before a model call (`RunSuspended`), to go on with."""
 
 
 class MetaManager(AsyncCloseable):
@@ -324,7 +327,11 @@ class MetaManager(AsyncCloseable):
         manager = call.category
         if self.tracer is None:
             return await manager.run(
-                call.objective, call.exact_input, session=session, on_event=on_event
+                call.objective,
+                call.exact_input,
+                session=session,
+                on_event=on_event,
+                resume=call.resume,
             )
         async with self.tracer.main_call(manager.slug, call_id=call_id) as traced:
             return await manager.run(
@@ -332,4 +339,5 @@ class MetaManager(AsyncCloseable):
                 call.exact_input,
                 session=session,
                 on_event=fan_out(traced, on_event),
+                resume=call.resume,
             )

@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING
 
 import anyio
 
+from .._redis import connect
 from ..category.manager import CategoryManager, slugify
-from ..config import CacheConfig, MetaToolsConfig, json_path
+from ..category.memory import MemoryStore, RedisMemory
+from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.builtins import builtin_tools
@@ -25,6 +28,9 @@ from ..tools.mcp.tool import McpServerTool, PendingTool
 from ..tools.python_source import ToolsLike, collect_tools, import_tools
 from ..tools.schema import RESERVED_TOOL_NAMES, TOOL_NAME
 from .resolve import resolve_tools
+
+if TYPE_CHECKING:
+    import redis.asyncio
 
 __all__ = ["ToolSources"]
 
@@ -64,6 +70,7 @@ class ToolSources:
         self._stack = stack
         self._caches: dict[tuple[str, CacheConfig], ResultCache] = {}
         self.unimportable: list[str] = []  # `python_tools` entries that failed, one line each
+        self._redis: dict[str, redis.asyncio.Redis] = {}
 
     @classmethod
     def from_config(
@@ -141,6 +148,21 @@ class ToolSources:
             found = self._caches[key] = cache_from_config(config, scope=scope)
             self._stack.push_async_callback(found.aclose)
         return found
+
+    def memory(self, config: MemoryConfig, category: str, size: int) -> MemoryStore | None:
+        """The category's memory in Redis when `config` names one (else None: in the process).
+
+        One Redis client per URL, shared by every category and closed with the stack.
+        """
+        if config.redis_url is None:
+            return None
+        client = self._redis.get(config.redis_url)
+        if client is None:
+            client = self._redis[config.redis_url] = connect(config.redis_url)
+            self._stack.push_async_callback(client.aclose)
+        return RedisMemory(
+            client, namespace=f"meta_tools:memory:{category}", size=size, ttl_s=config.ttl_s
+        )
 
     def failures(self) -> list[str]:
         """One line per MCP server whose last connection attempt failed."""

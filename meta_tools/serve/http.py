@@ -1,25 +1,52 @@
-"""The HTTP side of the served router: bearer-token check, who a request came from, the ASGI app."""
+"""The HTTP side of the served router: token check, who a request came from, the app, uvicorn.
+
+`http_app` wraps the MCP server's app: DNS-rebinding protection with the
+public names of `serve.allowed_hosts`, a body limit, an optional bearer token,
+and the replica's name in its session ids. `serve_http` runs it with uvicorn
+on a bound socket, believing forwarded headers from `serve.trusted_proxies`,
+and keeps SIGINT/SIGTERM for `serve` to re-raise once the router is closed.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import logging
+import os
+import signal
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
+import anyio
 import mcp_types
+from anyio.abc import TaskStatus
 from mcp.server import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..config import ServeConfig
+from ..exceptions import ConfigError
 from .disconnect import DisconnectWatch
+from .proxy import LOOPBACK, ReplicaSessionIds, transport_security
 
-__all__ = ["PRINCIPAL", "BearerTokenMiddleware", "connection_of", "http_app", "token_holder"]
+__all__ = [
+    "PRINCIPAL",
+    "STATE_KEY_ENV",
+    "BearerTokenMiddleware",
+    "Listen",
+    "connection_of",
+    "http_app",
+    "serve_http",
+    "state_keys",
+    "token_holder",
+]
 
 logger = logging.getLogger("meta_tools.server")
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 _UNAUTHORIZED = json.dumps(
@@ -52,6 +79,11 @@ class BearerTokenMiddleware:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
+                client = scope.get("client")  # the forwarded one behind a trusted proxy
+                logger.warning(
+                    "refused a request without the right token from %s",
+                    client[0] if client else "?",
+                )
                 body = _UNAUTHORIZED  # a JSON-RPC error, so MCP clients show its message
                 await send(
                     {
@@ -98,25 +130,135 @@ def http_app(
     token: str | None = None,
     path: str = "/mcp",
     max_body_bytes: int = 1_048_576,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    replica: str | None = None,
 ) -> ASGIApp:
-    """The streamable-HTTP ASGI app: DNS-rebinding protection on, body limit, optional token."""
-    if host in _LOOPBACK:
-        security = None  # the SDK turns on DNS-rebinding protection for loopback hosts
-    else:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=host not in ("0.0.0.0", "::"),
-            allowed_hosts=[f"{host}:*", f"[{host}]:*"],
-            allowed_origins=[f"http://{host}:*", f"https://{host}:*"],
-        )
-        if token is None:
-            logger.warning(
-                "serving on %s without a token: anyone who can reach it can call it", host
-            )
+    """The streamable-HTTP ASGI app: DNS-rebinding protection, body limit, optional token.
+
+    `allowed_hosts` / `allowed_origins` add the public names a proxy forwards;
+    `replica` names this process in the session ids it hands out, for a load
+    balancer's session affinity (see `meta_tools.serve.proxy`).
+    """
+    if token is None and host not in LOOPBACK:
+        logger.warning("serving on %s without a token: anyone who can reach it can call it", host)
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
         max_request_body_size=max_body_bytes,
-        transport_security=security,
+        transport_security=transport_security(host, allowed_hosts, allowed_origins),
         host=host,
     )
     app = DisconnectWatch(app)
+    if replica:
+        app = ReplicaSessionIds(app, replica)
     return BearerTokenMiddleware(app, token) if token else app
+
+
+STATE_KEY_ENV = "META_TOOLS_STATE_KEY"
+"""Where `serve` finds the replicas' shared state key when the config has no `serve.state_keys`."""
+
+
+def state_keys(settings: ServeConfig) -> list[str]:
+    """The config's state keys, else the one in `META_TOOLS_STATE_KEY`, else none (one replica).
+
+    Raises:
+        ConfigError: the variable's key is shorter than 32 bytes.
+    """
+    if settings.state_keys:
+        return settings.state_keys
+    key = os.environ.get(STATE_KEY_ENV, "")
+    if key and len(key.encode()) < 32:
+        raise ConfigError(
+            STATE_KEY_ENV,
+            [
+                "the key is shorter than 32 bytes; generate one with"
+                ' python -c "import secrets; print(secrets.token_hex(32))"'
+            ],
+        )
+    return [key] if key else []
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where `serve_http` listens, and whose forwarded headers it believes."""
+
+    host: str
+    port: int
+    path: str
+    trusted_proxies: Sequence[str] = ()
+
+
+async def serve_http(
+    app: ASGIApp, where: Listen, task_status: TaskStatus[str], caught: list[int]
+) -> None:
+    """Serve `app` with uvicorn on `where` until cancelled or SIGINT/SIGTERM (kept in `caught`).
+
+    Raises:
+        OSError: the port cannot be bound (the socket is closed again).
+    """
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn that records SIGINT/SIGTERM instead of re-raising them on shutdown.
+
+        uvicorn re-raises a caught signal as soon as it stops, which would kill
+        the process before the router closes its MCP sessions; `serve` re-raises
+        them after that.
+        """
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            caught.append(sig)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    host, path = where.host, where.path
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, where.port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()  # a taken port must not leak the socket
+        raise OSError(exc.errno, f"cannot listen on {host}:{where.port}: {exc.strerror}") from exc
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        # A proxy's pooled connection must be closed by the proxy, never under a request
+        # it is sending (nginx keeps idle upstream connections 60 s by default).
+        timeout_keep_alive=75,
+        proxy_headers=True,  # X-Forwarded-For / -Proto, from these addresses only:
+        forwarded_allow_ips=list(where.trusted_proxies) or ["127.0.0.1", "::1"],
+    )
+    server = GracefulServer(config)
+
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):  # a cancelled serve() still shuts down gracefully
+            await server.serve(sockets=[sock])
+        group.cancel_scope.cancel()  # uvicorn stopped by itself (e.g. SIGINT)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            task_status.started(f"http://{shown}:{bound}{path}")
+            try:
+                await anyio.sleep_forever()
+            finally:
+                server.should_exit = True
+    finally:
+        sock.close()

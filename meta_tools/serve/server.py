@@ -11,6 +11,7 @@ For the CLI (`meta_tools/cli/`), the one entry point is:
         token: str | None = None,           # HTTP: require "Authorization: Bearer <token>"
         path: str = "/mcp",
         max_body_bytes: int = 1_048_576,    # HTTP: larger request bodies get 413
+        replica: str | None = None,         # HTTP: this replica's name, in its session ids
         task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,  # started(url or "stdio")
     ) -> None
 
@@ -30,18 +31,15 @@ unvalidated `Mcp-Session-Id` header is ignored).
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import json
 import logging
 import os
 import signal
-import socket
-import threading
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from types import FrameType
 from typing import Any, Literal
 
 import anyio
@@ -50,14 +48,14 @@ from anyio.abc import TaskStatus
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..category.result import CategoryResult
-from ..config import MetaToolsConfig
+from ..category.suspend import RunSuspended
+from ..config import MetaToolsConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import (
     SamplingChatModel,
@@ -65,10 +63,27 @@ from ..llm.sampling import (
     sampling_host,
     unsupported_message,
 )
-from ..router.manager import MetaManager
+from ..router.manager import CategoryCall, MetaManager
 from .disconnect import cancel_on_disconnect
-from .http import BearerTokenMiddleware, connection_of, http_app, token_holder
-from .sampling import LegacyHost, Progress, SuspendedRuns, error_result
+from .http import (
+    BearerTokenMiddleware,
+    Listen,
+    connection_of,
+    http_app,
+    serve_http,
+    state_keys,
+    token_holder,
+)
+from .resume import (
+    SAMPLE_KEY,
+    DeferredHost,
+    SealedStateBoundary,
+    StateCodec,
+    StateError,
+    answer_of,
+    state_security,
+)
+from .sampling import LegacyHost, Progress, error_result
 
 __all__ = ["SESSION_META_KEY", "BearerTokenMiddleware", "build_server", "http_app", "serve"]
 
@@ -110,9 +125,10 @@ class _ConnectionIds:
 class _Handlers:
     """The MCP request handlers over one MetaManager."""
 
-    def __init__(self, meta: MetaManager, default_session: str | None) -> None:
+    def __init__(self, meta: MetaManager, default_session: str | None, codec: StateCodec) -> None:
         self.meta = meta
         self.default_session = default_session
+        self.codec = codec
         self._connections = _ConnectionIds()
         self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.events = InMemorySubscriptionBus()
@@ -187,24 +203,60 @@ class _Handlers:
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
         session = self.session_key(ctx, params)
-
-        async def call(progress: Progress) -> mcp_types.CallToolResult:
-            try:
-                result = await self.meta.run(checked, session=session, on_event=progress)
-            except ClosedError as exc:
-                return error_result(str(exc))
-            return _to_result(result)
-
         if not isinstance(checked.category.model, SamplingChatModel):
-            return await _until_gone(ctx, lambda: call(Progress(ctx)))
+            return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
             return error_result(unsupported_message(capabilities))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            runs: SuspendedRuns = ctx.lifespan_context["runs"]
-            return await runs.step(ctx, params, call)
+            return await self._sampling_round(ctx, params, checked, session)
         with sampling_host(LegacyHost(ctx)):
-            return await _until_gone(ctx, lambda: call(Progress(ctx)))
+            return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
+
+    async def _run(
+        self, checked: CategoryCall, session: str | None, progress: Progress
+    ) -> mcp_types.CallToolResult:
+        try:
+            result = await self.meta.run(checked, session=session, on_event=progress)
+        except ClosedError as exc:
+            return error_result(str(exc))
+        return _to_result(result)
+
+    async def _sampling_round(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: mcp_types.CallToolRequestParams,
+        checked: CategoryCall,
+        session: str | None,
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """One request of a 2026-07-28 sampling call: start or go on, until the model is needed.
+
+        `request_state` was unsealed (and checked) by the `SealedStateBoundary`.
+        """
+        answer = None
+        if params.request_state is not None:
+            try:
+                point = self.codec.load(params.request_state)
+                answer = answer_of(params)
+            except StateError as exc:
+                return error_result(str(exc))
+            if point.category != checked.category.name:
+                return error_result("this request_state belongs to another category tool")
+            checked = dataclasses.replace(checked, resume=point)
+            session = point.state.session  # the client's, as sealed in the first round
+        with sampling_host(DeferredHost(answer)):
+            try:
+                return await self._run(checked, session, Progress(ctx))
+            except RunSuspended as stopped:
+                suspended = stopped
+        try:
+            state = self.codec.dump(suspended.point)
+        except StateError as exc:
+            return error_result(str(exc))
+        request = mcp_types.CreateMessageRequest(params=suspended.request)
+        return mcp_types.InputRequiredResult(
+            input_requests={SAMPLE_KEY: request}, request_state=state
+        )
 
 
 async def _until_gone(
@@ -228,8 +280,9 @@ def build_server(
     *,
     name: str = "meta-tools",
     default_session: str | None = None,
-    max_suspended_runs: int = 128,
-    suspended_run_ttl_s: float = 300.0,
+    state_keys: Sequence[str] = (),
+    state_ttl_s: float = 300.0,
+    max_state_bytes: int = 262_144,
 ) -> Server[dict[str, Any]]:
     """The low-level MCP server exposing exactly `meta`'s category tools.
 
@@ -238,18 +291,19 @@ def build_server(
         name: the server's name (also the audience of its sealed `request_state`).
         default_session: the memory key of a client that has no other identity
             (stdio has exactly one client).
-        max_suspended_runs: 2026-07-28 sampling calls that may wait for their host at once.
-        suspended_run_ttl_s: how long such a call waits for its host to come back.
+        state_keys: secrets (>= 32 bytes) sealing the `request_state` of 2026-07-28
+            sampling calls, shared by every replica (the first seals, all open);
+            none: a key of this process only (a single replica).
+        state_ttl_s: how long a client may take to answer a sampling request.
+        max_state_bytes: the largest `request_state` (compressed run state) sent.
     """
-    handlers = _Handlers(meta, default_session)
+    handlers = _Handlers(meta, default_session, StateCodec(max_state_bytes))
 
     @asynccontextmanager
     async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        runs = SuspendedRuns(max_runs=max_suspended_runs, ttl_s=suspended_run_ttl_s)
         unsubscribe = meta.on_categories_changed(handlers.announce_tools_changed)
         try:
-            async with runs.running():
-                yield {"runs": runs}
+            yield {}
         finally:
             unsubscribe()
 
@@ -262,9 +316,9 @@ def build_server(
         on_call_tool=handlers.call_tool,
         on_subscriptions_listen=ListenHandler(handlers.events),
     )
-    # Seal the request_state of suspended runs (integrity, expiry, bound to the request).
-    security = RequestStateSecurity.ephemeral(ttl=suspended_run_ttl_s)
-    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    # Seal the request_state of suspended runs (secrecy, integrity, expiry, bound to the request).
+    security = state_security(state_keys, state_ttl_s)
+    server.middleware.append(SealedStateBoundary(security, audience=name))
     return server
 
 
@@ -283,9 +337,12 @@ async def serve(
     token: str | None = None,
     path: str = "/mcp",
     max_body_bytes: int = 1_048_576,
+    replica: str | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the router's category tools over MCP until stdin closes or this is cancelled.
+
+    `replica` (HTTP) names this process in its session ids (see `ReplicaSessionIds`).
 
     Raises:
         ConfigError: the config (or its tool lists against the MCP servers) is invalid.
@@ -305,77 +362,25 @@ async def serve(
                 )
                 await server.run(read, write, options)
             return
-        await _serve_http(meta, host, port, token, path, max_body_bytes, task_status, caught)
+        settings = meta.config.serve if meta.config is not None else ServeConfig()
+        mcp_server = build_server(
+            meta,
+            state_keys=state_keys(settings),
+            state_ttl_s=settings.state_ttl_s,
+            max_state_bytes=settings.max_state_bytes,
+        )
+        app = http_app(
+            mcp_server,
+            host=host,
+            token=token,
+            path=path,
+            max_body_bytes=max_body_bytes,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            replica=replica,
+        )
+        listen = Listen(host, port, path, settings.trusted_proxies)
+        await serve_http(app, listen, task_status, caught)
     # Only now that every MCP session and subprocess is closed: let the signal act.
     for number in reversed(caught):
         signal.raise_signal(number)
-
-
-async def _serve_http(
-    meta: MetaManager,
-    host: str,
-    port: int,
-    token: str | None,
-    path: str,
-    max_body_bytes: int,
-    task_status: TaskStatus[str],
-    caught: list[int],
-) -> None:
-    import uvicorn
-
-    class GracefulServer(uvicorn.Server):
-        """uvicorn that records SIGINT/SIGTERM instead of re-raising them on shutdown.
-
-        uvicorn re-raises a caught signal as soon as it stops, which would kill
-        the process before the router closes its MCP sessions; `serve` re-raises
-        them after that.
-        """
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            caught.append(sig)
-            super().handle_exit(sig, frame)
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            handled = (signal.SIGINT, signal.SIGTERM)
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    app = http_app(
-        build_server(meta), host=host, token=token, path=path, max_body_bytes=max_body_bytes
-    )
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()  # a taken port must not leak the socket
-        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    server = GracefulServer(config)
-
-    async def run() -> None:
-        with anyio.CancelScope(shield=True):  # a cancelled serve() still shuts down gracefully
-            await server.serve(sockets=[sock])
-        group.cancel_scope.cancel()  # uvicorn stopped by itself (e.g. SIGINT)
-
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(run)
-            task_status.started(f"http://{shown}:{bound}{path}")
-            try:
-                await anyio.sleep_forever()
-            finally:
-                server.should_exit = True
-    finally:
-        sock.close()

@@ -27,6 +27,7 @@ from mcp.types import Tool as McpTool
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from .._redis import LRU_EVICT, NOW, connect, redis_errors
 from ..exceptions import ToolError
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, timeout_error
 
@@ -123,19 +124,10 @@ class MemoryCache:
         self._entries.clear()
 
 
-# Both scripts run atomically in Redis. The sorted set scores each key by its last use,
-# in microseconds of Redis's own clock made strictly increasing (so two uses in the
-# same microsecond still have an order, and router processes need not agree on time):
-# a key unused for longer than the TTL has expired, and the lowest scores go first.
-_NOW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local last = tonumber(redis.call('GET', KEYS[3]) or '0')
-if now <= last then now = last + 1 end
-redis.call('SET', KEYS[3], now)
-"""
+# Both scripts run atomically in Redis (see `meta_tools._redis`): a key unused for
+# longer than the TTL has expired, and the least recently used go first.
 _GET = (
-    _NOW
+    NOW
     + """
 local value = redis.call('GET', KEYS[1])
 if value then redis.call('ZADD', KEYS[2], now, KEYS[1]) end
@@ -143,20 +135,12 @@ return value
 """
 )
 _SET = (
-    _NOW
+    NOW
     + """
 local ttl, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('ZADD', KEYS[2], now, KEYS[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)
-local excess = redis.call('ZCARD', KEYS[2]) - limit
-if excess > 0 then
-  local old = redis.call('ZRANGE', KEYS[2], 0, excess - 1)
-  redis.call('DEL', unpack(old))
-  redis.call('ZREM', KEYS[2], unpack(old))
-end
-return excess
 """
+    + LRU_EVICT
 )
 
 
@@ -177,15 +161,13 @@ class RedisCache:
     def __init__(
         self, url: str, *, namespace: str, ttl_s: float = 300.0, max_entries: int = 1024
     ) -> None:
-        import redis.asyncio
-
         if ttl_s <= 0 or max_entries < 1:
             raise ValueError("ttl_s must be > 0 and max_entries >= 1")
         self.namespace = namespace
         self.ttl_ms = max(int(ttl_s * 1000), 1)
         self.max_entries = max_entries
-        self._client = redis.asyncio.Redis.from_url(url)
-        self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._client = connect(url)
+        self._errors = redis_errors()
         self._get = self._client.register_script(_GET)
         self._set = self._client.register_script(_SET)
         self._index = f"{{{namespace}}}:lru"

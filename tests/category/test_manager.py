@@ -313,8 +313,11 @@ async def test_past_runs_are_remembered_per_session_and_bounded() -> None:
     for i in range(3):
         await category.run(f"objective {i}", "x", session="alice")
     await category.run("bob's task", "x", session="bob")
-    assert [r["objective"] for r in category.past_runs("alice")] == ["objective 1", "objective 2"]
-    assert [r["objective"] for r in category.past_runs("bob")] == ["bob's task"]
+    assert [r["objective"] for r in await category.past_runs("alice")] == [
+        "objective 1",
+        "objective 2",
+    ]
+    assert [r["objective"] for r in await category.past_runs("bob")] == ["bob's task"]
     model_requests = model.requests
     last_alice = model_requests[4].messages
     assert "objective 1" not in last_alice[0].content  # never in the system prompt
@@ -366,7 +369,7 @@ async def test_a_run_without_a_session_neither_sees_nor_leaves_past_runs() -> No
     await category.run("remembered task", "x", session="alice")
     await category.run("anonymous task", "x")
     await category.run("another anonymous task", "x")
-    assert [r["objective"] for r in category.past_runs("alice")] == ["remembered task"]
-    assert category.past_runs(None) == []
+    assert [r["objective"] for r in await category.past_runs("alice")] == ["remembered task"]
+    assert await category.past_runs(None) == []
     anonymous_system = model.requests[-2].messages[0].content
     assert "remembered task" not in anonymous_system and "anonymous task" not in anonymous_system

@@ -141,7 +141,7 @@ async def test_a_category_that_keeps_its_name_keeps_its_session_memory(tmp_path:
     write(path, renamed)
     await meta.reload(MetaToolsConfig.load(path))
     text = meta.get_category("text")
-    assert (text.description, text.past_runs("s1")) == (
+    assert (text.description, await text.past_runs("s1")) == (
         "Edit text.",
         [{"objective": "shout it", "summary": "A"}],
     )

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import selectors
-import shutil
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis.asyncio
@@ -21,6 +13,7 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.cache import CachedTool, MemoryCache, RedisCache, canonical_arguments
+from tests.services import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -140,47 +133,6 @@ async def test_the_least_recently_used_entry_goes_when_the_bound_is_passed() -> 
     assert [await cache.get("t", k) is not None for k in ("1", "2", "3")] == [True, False, True]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server on 127.0.0.1 and a free port, for this module's tests."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server; CI installs it)")
-    port = _free_port()
-    folder: Path = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(folder)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    assert process.stdout is not None
-    output = b""
-    with selectors.DefaultSelector() as selector:  # wait for the server to say it is ready
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + 20
-        while b"Ready to accept connections" not in output and time.monotonic() < deadline:
-            if selector.select(timeout=max(deadline - time.monotonic(), 0)):
-                chunk = os.read(process.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                output += chunk
-    if b"Ready to accept connections" not in output:
-        process.kill()
-        process.wait(timeout=10)
-        pytest.fail(f"redis-server did not start: {output.decode(errors='replace')[-2000:]}")
-    yield f"redis://127.0.0.1:{port}/0"
-    process.terminate()
-    process.wait(timeout=10)
-    process.stdout.close()
-
-
 async def test_two_redis_caches_share_results_like_two_router_processes(redis_url: str) -> None:
     one = RedisCache(redis_url, namespace="share", ttl_s=30, max_entries=10)
     two = RedisCache(redis_url, namespace="share", ttl_s=30, max_entries=10)
@@ -234,7 +186,7 @@ async def test_a_category_config_with_a_redis_url_caches_through_redis(redis_url
 
 
 async def test_an_unreachable_redis_costs_a_miss_not_the_call() -> None:
-    cache = RedisCache(f"redis://127.0.0.1:{_free_port()}/0", namespace="down")
+    cache = RedisCache(f"redis://127.0.0.1:{free_port()}/0", namespace="down")
     category = CategoryManager(
         "Math", "Sums.", [slow_add], calls("slow_add", {"a": 1, "b": 1}), cache=cache
     )

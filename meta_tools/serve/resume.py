@@ -1,0 +1,166 @@
+"""2026-07-28 sampling without waiting: between two model answers a category run is data.
+
+On the 2026-07-28 protocol a server cannot ask the client mid-call: it returns
+`InputRequiredResult` (the sampling request) and the client answers in a new
+`tools/call` carrying the `request_state` it was given. Here that state *is*
+the run (`SuspendedRun`: messages, executions, failure counts, round, offered
+tools), so any replica that gets the retry can go on with it, and nothing
+waits on the server between two requests. Tools run inside one request.
+
+The state is JSON, compressed, bounded (`max_state_bytes`), then sealed by the
+SDK's `RequestStateBoundary`: AES-256-GCM under a key every replica shares
+(`serve.state_keys` or `META_TOOLS_STATE_KEY`; the first seals, all open, for
+rotation), expiring after `state_ttl_s`, bound to the tool and its arguments,
+to this service's name and to the client's token. A tampered, expired or
+foreign state is refused with `INVALID_PARAMS` and a message saying to call
+the tool again; the reason goes to the log only.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types
+from mcp import MCPError
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from pydantic import ValidationError
+
+from ..category.suspend import SuspendedRun
+from ..llm.sampling import AnswerLater
+from .http import token_holder
+
+__all__ = [
+    "SAMPLE_KEY",
+    "DeferredHost",
+    "SealedStateBoundary",
+    "StateCodec",
+    "StateError",
+    "answer_of",
+    "state_security",
+]
+
+logger = logging.getLogger("meta_tools.server")
+
+SAMPLE_KEY = "sample"
+"""The key of the one sampling request in each `InputRequiredResult`."""
+
+_PREFIX = "z1."
+_REFUSED = (
+    "this call's request_state is invalid, expired or from another deployment (it is sealed,"
+    " expires after {ttl:g} s and works only for the same tool, arguments and token);"
+    " call the tool again from the start"
+)
+
+
+class StateError(Exception):
+    """A suspended run cannot be carried: too large to send, or not one we wrote."""
+
+
+class StateCodec:
+    """A `SuspendedRun` as compact text (JSON, zlib, base64url), at most `max_bytes` long."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    def dump(self, point: SuspendedRun) -> str:
+        """Raises StateError when the run's state is above `max_bytes`."""
+        packed = zlib.compress(point.model_dump_json().encode(), level=6)
+        text = _PREFIX + base64.urlsafe_b64encode(packed).decode().rstrip("=")
+        if len(text) > self.max_bytes:
+            raise StateError(
+                f"this call's state grew to {len(text):,} bytes, above serve.max_state_bytes"
+                f" ({self.max_bytes:,}); raise that limit, or lower defaults.max_result_chars"
+                " or the category's max_iterations"
+            )
+        return text
+
+    def load(self, text: str) -> SuspendedRun:
+        """Raises StateError for anything `dump` did not write (after the seal was checked)."""
+        if not text.startswith(_PREFIX) or len(text) > self.max_bytes:
+            raise StateError("not a suspended run of this router")
+        try:
+            raw = base64.urlsafe_b64decode(text[len(_PREFIX) :] + "=" * (-len(text) % 4))
+            inflater = zlib.decompressobj()
+            data = inflater.decompress(raw, 64 * self.max_bytes)  # bounded, even if inflated
+            if inflater.unconsumed_tail:
+                raise StateError("the suspended run is too large")
+            return SuspendedRun.model_validate_json(data)
+        except (ValueError, zlib.error, ValidationError) as exc:
+            raise StateError(f"not a suspended run of this router: {exc}") from None
+
+
+def _token_principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The request's token holder: a state works only for the token it was issued to."""
+    return token_holder(ctx.request)
+
+
+def state_security(keys: Sequence[str], ttl_s: float) -> RequestStateSecurity:
+    """Sealing under the shared `keys` (first seals, all open), or a per-process key if none."""
+    ring: list[str | bytes] = [*keys] or [os.urandom(32)]
+    return RequestStateSecurity(keys=ring, ttl=ttl_s, bind_principal=_token_principal)
+
+
+class SealedStateBoundary:
+    """The SDK's `RequestStateBoundary`, with a refusal that tells the client what to do."""
+
+    def __init__(self, security: RequestStateSecurity, *, audience: str) -> None:
+        self._boundary = RequestStateBoundary(security, default_audience=audience)
+        self._message = _REFUSED.format(ttl=security.ttl)
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        try:
+            return await self._boundary(ctx, call_next)
+        except MCPError as exc:
+            if exc.error.data != {"reason": "invalid_request_state"}:
+                raise
+            raise MCPError(
+                code=mcp_types.INVALID_PARAMS, message=self._message, data=exc.error.data
+            ) from None
+
+
+class DeferredHost:
+    """A 2026-07-28 request's sampling host: the client's answer (if it sent one), then later.
+
+    The first sampling request of a round gets `answer`, the one the client
+    gave to the request the run stopped at; the next one (or the first, when
+    there is no answer) raises `AnswerLater`, which stops the run.
+    """
+
+    def __init__(self, answer: mcp_types.CreateMessageResultWithTools | None = None) -> None:
+        self._answer = answer
+
+    async def create_message(
+        self, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResultWithTools:
+        answer, self._answer = self._answer, None
+        if answer is None:
+            raise AnswerLater(params)
+        return answer
+
+
+def answer_of(params: mcp_types.CallToolRequestParams) -> mcp_types.CreateMessageResultWithTools:
+    """The client's answer to our sampling request, from its retry.
+
+    Raises:
+        StateError: the retry carries no answer, or not a sampling result.
+    """
+    answer = (params.input_responses or {}).get(SAMPLE_KEY)
+    if answer is None:
+        raise StateError(f"the retry carries no answer for {SAMPLE_KEY!r}")
+    try:
+        return mcp_types.CreateMessageResultWithTools.model_validate(
+            answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+    except ValidationError as exc:
+        raise StateError(
+            f"the host's answer is not a sampling result: {exc.error_count()} problem(s)"
+        ) from None

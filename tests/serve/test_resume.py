@@ -1,0 +1,242 @@
+"""2026-07-28 sampling calls carried as sealed state: any server with the key goes on, others refuse."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+
+from meta_tools import tool
+from meta_tools.config import MetaToolsConfig
+from meta_tools.llm.sampling import SamplingChatModel
+from meta_tools.router.manager import MetaManager
+from meta_tools.serve.resume import SAMPLE_KEY
+from meta_tools.serve.server import build_server, http_app
+from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost, asgi_server
+
+pytestmark = pytest.mark.anyio
+
+TASK = {"objective": "Shout it", "exact_input": "hi"}
+KEY = "k" * 40
+OTHER_KEY = "o" * 40
+REFUSED = "this call's request_state is invalid, expired or from another deployment"
+
+
+@tool
+def shout(text: str) -> str:
+    """Upper-case a text."""
+    return text.upper()
+
+
+@tool
+def dump(size: int) -> str:
+    """Return `size` characters of varied text."""
+    return "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(size // 64 + 1))[
+        :size
+    ]
+
+
+def router(**defaults: Any) -> MetaManager:
+    config = MetaToolsConfig.from_data(
+        {
+            "Text": {"description": "Shout texts.", "tools": ["shout", "dump"]},
+            "Other": {"description": "Nothing much.", "tools": ["shout"]},
+            "defaults": defaults,
+        }
+    )
+    return MetaManager.from_config(config, tools=[shout, dump], model=SamplingChatModel())
+
+
+def answered(step: ScriptedHost, request: mcp_types.InputRequiredResult) -> dict[str, Any]:
+    """The host's answer to the one sampling request, as the retry carries it."""
+    sample = request.input_requests[SAMPLE_KEY]
+    assert isinstance(sample, mcp_types.CreateMessageRequest)
+    step.requests.append(sample.params)
+    reply = step.steps[len(step.requests) - 1]
+    if isinstance(reply, str):
+        content: list[Any] = [mcp_types.TextContent(text=reply)]
+        result = mcp_types.CreateMessageResultWithTools(
+            role="assistant", model="m", content=content, stop_reason="endTurn"
+        )
+    else:
+        name, arguments = reply  # type: ignore[misc]
+        use = mcp_types.ToolUseContent(id=f"c{len(step.requests)}", name=name, input=arguments)
+        result = mcp_types.CreateMessageResultWithTools(
+            role="assistant", model="m", content=[use], stop_reason="toolUse"
+        )
+    return {SAMPLE_KEY: result}
+
+
+async def first_round(server: Server[Any], name: str = "text") -> mcp_types.InputRequiredResult:
+    async with Client(
+        server, sampling_callback=ScriptedHost([]), sampling_capabilities=SAMPLING_TOOLS
+    ) as client:
+        result = await client.session.call_tool(name, TASK, allow_input_required=True)
+    assert isinstance(result, mcp_types.InputRequiredResult)
+    return result
+
+
+async def retry(
+    server: Server[Any], state: str | None, responses: dict[str, Any], name: str = "text"
+) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult | MCPError:
+    """The client's retry with its answer and the state; a refusal is returned, not raised.
+
+    `name` "text (other arguments)" retries tool `text` with another objective.
+    """
+    arguments = TASK
+    if name == "text (other arguments)":
+        name, arguments = "text", {**TASK, "objective": "Something else"}
+    async with Client(
+        server, sampling_callback=ScriptedHost([]), sampling_capabilities=SAMPLING_TOOLS
+    ) as client:
+        try:
+            return await client.session.call_tool(
+                name,
+                arguments,
+                input_responses=responses,
+                request_state=state,
+                allow_input_required=True,
+            )
+        except MCPError as exc:
+            return exc
+
+
+async def test_every_round_on_another_server_with_the_same_key_completes_the_call() -> None:
+    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI"])
+    async with router() as one, router() as two:
+        servers = [build_server(one, state_keys=[KEY]), build_server(two, state_keys=[KEY])]
+        step = await first_round(servers[0])
+        assert step.request_state and "Shout it" not in step.request_state  # sealed: unreadable
+        second = await retry(servers[1], step.request_state, answered(host, step))
+        assert isinstance(second, mcp_types.InputRequiredResult)
+        assert second.request_state is not None and len(second.request_state) < 4096
+        last = await retry(servers[0], second.request_state, answered(host, second))
+    assert isinstance(last, mcp_types.CallToolResult), last
+    assert last.structured_content is not None
+    assert last.structured_content["summary"] == "Shouted: HI"
+    assert last.structured_content["executions"][0]["result"] == "HI"
+    assert last.structured_content["usage"]["llm_calls"] == 2
+    # The second request saw the tool's result: the run went on where it stopped.
+    results = [b for m in host.requests[1].messages for b in m.content_as_list]
+    assert any(isinstance(b, mcp_types.ToolResultContent) for b in results)
+
+
+async def test_a_state_sealed_under_the_old_key_still_opens_during_a_rotation() -> None:
+    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI"])
+    async with router() as meta:
+        step = await first_round(build_server(meta, state_keys=[OTHER_KEY]))
+        rotating = build_server(meta, state_keys=[KEY, OTHER_KEY])  # new key first, old one still
+        second = await retry(rotating, step.request_state, answered(host, step))
+        assert isinstance(second, mcp_types.InputRequiredResult)
+        last = await retry(
+            build_server(meta, state_keys=[KEY]), second.request_state, answered(host, second)
+        )
+    assert isinstance(last, mcp_types.CallToolResult) and last.is_error is False
+
+
+async def test_a_tampered_foreign_or_expired_state_is_refused_with_a_clear_error() -> None:
+    host = ScriptedHost([("shout", {"text": "hi"})] * 4)
+    async with router() as meta:
+        ours = build_server(meta, state_keys=[KEY])
+        step = await first_round(ours)
+        state = step.request_state
+        assert state is not None
+        answer = answered(host, step)
+        middle = len(state) // 2
+        flipped = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1 :]
+        expired_state = (
+            await first_round(build_server(meta, state_keys=[KEY], state_ttl_s=1e-9))
+        ).request_state
+        cases = {
+            "tampered": (ours, flipped, "text"),
+            "another key": (build_server(meta, state_keys=[OTHER_KEY]), state, "text"),
+            "another service": (build_server(meta, name="other", state_keys=[KEY]), state, "text"),
+            "another tool": (ours, state, "other"),
+            "other arguments": (ours, state, "text (other arguments)"),
+            "expired": (ours, expired_state, "text"),
+        }
+        for case, (server, sent, name) in cases.items():
+            refused = await retry(server, sent, answer, name)
+            assert isinstance(refused, MCPError), case
+            assert refused.error.code == mcp_types.INVALID_PARAMS, case
+            assert refused.error.message.startswith(REFUSED), case
+            assert "call the tool again from the start" in refused.error.message
+
+
+@asynccontextmanager
+async def over_http(server: Server[Any], token: str) -> AsyncIterator[str]:
+    async with asgi_server(http_app(server, token=token)) as base:
+        yield f"{base}/mcp"
+
+
+async def test_a_state_works_only_for_the_token_it_was_issued_to() -> None:
+    """Two deployments sharing a state key but not a token: one's state is foreign to the other."""
+    host = ScriptedHost([("shout", {"text": "hi"}), "done", ("shout", {"text": "hi"})])
+    async with (
+        router() as meta,
+        over_http(build_server(meta, state_keys=[KEY]), "alice") as alice_url,
+        over_http(build_server(meta, state_keys=[KEY]), "mallory") as mallory_url,
+    ):
+        urls = {"alice": alice_url, "mallory": mallory_url}
+
+        @asynccontextmanager
+        async def client(token: str) -> AsyncIterator[Client]:
+            url = urls[token]
+            headers = {"Authorization": f"Bearer {token}"}
+            async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(
+                    transport, sampling_callback=host, sampling_capabilities=SAMPLING_TOOLS
+                ) as connected:
+                    yield connected
+
+        async with client("alice") as alice:
+            step = await alice.session.call_tool("text", TASK, allow_input_required=True)
+            assert isinstance(step, mcp_types.InputRequiredResult)
+            answer = answered(ScriptedHost([("shout", {"text": "hi"})]), step)
+            own = await alice.session.call_tool(
+                "text",
+                TASK,
+                input_responses=answer,
+                request_state=step.request_state,
+                allow_input_required=True,
+            )
+        assert isinstance(own, mcp_types.InputRequiredResult)  # alice may go on
+        async with client("mallory") as mallory:
+            with pytest.raises(MCPError, match="invalid, expired or from another deployment"):
+                await mallory.session.call_tool(
+                    "text",
+                    TASK,
+                    input_responses=answer,
+                    request_state=step.request_state,
+                    allow_input_required=True,
+                )
+
+
+async def test_a_run_whose_state_outgrows_the_limit_fails_cleanly() -> None:
+    host = ScriptedHost([("dump", {"size": 3000})])
+    async with router(max_result_chars=4000) as meta:
+        server = build_server(meta, state_keys=[KEY], max_state_bytes=2048)
+        step = await first_round(server)  # the first state (prompts only) fits
+        result = await retry(server, step.request_state, answered(host, step))
+    assert isinstance(result, mcp_types.CallToolResult)
+    assert result.is_error is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "above serve.max_state_bytes (2,048)" in text, text
+
+
+async def test_a_retry_without_the_hosts_answer_is_told_what_is_missing() -> None:
+    async with router() as meta:
+        server = build_server(meta, state_keys=[KEY])
+        step = await first_round(server)
+        result = await retry(server, step.request_state, {})
+    assert isinstance(result, mcp_types.CallToolResult) and result.is_error is True
+    assert result.content[0].text == "the retry carries no answer for 'sample'"  # type: ignore[union-attr]
