@@ -7,8 +7,10 @@
 The model comes from environment variables:
 
 - ``OPENAI_API_KEY`` (+ ``OPENAI_BASE_URL``, ``OPENAI_MODEL``): any OpenAI-compatible endpoint
-  (OpenAI, vLLM, Ollama, DeepSeek, DashScope's compatible mode);
-- ``DASHSCOPE_API_KEY`` (+ ``DASHSCOPE_MODEL``): Qwen through DashScope.
+  (OpenAI, vLLM, Ollama, llama.cpp, DeepSeek, DashScope's compatible mode);
+- ``DASHSCOPE_API_KEY`` (+ ``DASHSCOPE_MODEL``): Qwen through DashScope;
+- ``META_TOOLS_TIMEOUT_S``: seconds per model request (default 60; a local model
+  on a CPU may need a few minutes).
 
 Friday and the category managers use the same model. Friday's tools are the
 few category tools; each call runs a category's own loop over the concrete
@@ -29,16 +31,16 @@ from rich.console import Console
 
 from meta_tools import (
     ChatModel,
-    DashScopeChatModel,
     MainAgent,
     MetaManager,
     MetaToolsError,
     ModelError,
-    OpenAIChatModel,
     Tracer,
 )
 from meta_tools.cli.console import AgentStepPrinter
 from meta_tools.cli.demo import run_demo
+from meta_tools.config import ModelConfig
+from meta_tools.llm.factory import model_from_config, with_environment
 
 CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")
 
@@ -46,14 +48,16 @@ CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")
 def model_from_env() -> tuple[ChatModel, str] | None:
     """The model the environment has a key for, and a line describing it; None without a key."""
     if os.environ.get("OPENAI_API_KEY"):
-        name = os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
-        base_url = os.environ.get("OPENAI_BASE_URL") or None
-        where = f" at {base_url}" if base_url else ""
-        return OpenAIChatModel(name, base_url=base_url), f"OpenAI-compatible model {name!r}{where}"
-    if os.environ.get("DASHSCOPE_API_KEY"):
+        config = with_environment(ModelConfig())
+        where = f" at {config.base_url}" if config.base_url else ""
+        described = f"OpenAI-compatible model {config.name!r}{where}"
+    elif os.environ.get("DASHSCOPE_API_KEY"):
         name = os.environ.get("DASHSCOPE_MODEL") or "qwen-plus"
-        return DashScopeChatModel(name), f"DashScope model {name!r}"
-    return None
+        config = ModelConfig(provider="dashscope", name=name)
+        described = f"DashScope model {name!r}"
+    else:
+        return None
+    return model_from_config(config), f"{described} (timeout {config.timeout_s:g} s)"
 
 
 def chat(console: Console, model: ChatModel, config: Path, trace: Path | None) -> None:

@@ -151,7 +151,13 @@ class CategoryConfig(_Strict):
 
 
 class ModelConfig(_Strict):
-    """The LLM that runs the category loops."""
+    """The LLM that runs the category loops.
+
+    For the OpenAI provider, `name`, `base_url` and `timeout_s` left out are read
+    from ``OPENAI_MODEL``, ``OPENAI_BASE_URL`` and ``META_TOOLS_TIMEOUT_S``.
+    `recover_text_calls` (reading tool calls written as text) is on by default
+    for OpenAI-compatible endpoints, off for DashScope's native protocol.
+    """
 
     provider: Literal["openai", "dashscope", "sampling"] = "openai"
     name: str = "gpt-4o-mini"
@@ -160,6 +166,12 @@ class ModelConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     backoff_s: float = Field(0.5, ge=0, le=30)
+    max_tokens: int | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    seed: int | None = None
+    extra_body: dict[str, Any] | None = None
+    recover_text_calls: bool | None = None
 
     @property
     def key_env(self) -> str | None:

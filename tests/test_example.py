@@ -182,6 +182,7 @@ def test_example_with_a_key_chats_through_the_category_tools_until_exit(
         "OPENAI_API_KEY": "sk-test",
         "OPENAI_BASE_URL": llm_server.openai_base_url,
         "OPENAI_MODEL": "fake-model",
+        "META_TOOLS_TIMEOUT_S": "240",
     }
     done = subprocess.run(
         [sys.executable, str(ROOT / "example.py")],
@@ -195,7 +196,7 @@ def test_example_with_a_key_chats_through_the_category_tools_until_exit(
     lines = [line.rstrip() for line in done.stdout.splitlines()]
     assert lines[:2] == [
         "Friday and the categories use the OpenAI-compatible model 'fake-model' at"
-        f" {llm_server.openai_base_url}.",
+        f" {llm_server.openai_base_url} (timeout 240 s).",
         "Friday's tools: math_units, dates_time_zones, text_analysis, files. Type 'exit' to leave.",
     ]
     assert "Friday> 17 × 3 is 51." in lines

@@ -25,6 +25,7 @@ from .types import AssistantTurn, ChatRequest
 __all__ = [
     "ChatModel",
     "Failure",
+    "GenerationOptions",
     "RetryPolicy",
     "call_with_retries",
     "dump_arguments",
@@ -44,6 +45,9 @@ RETRYABLE_STATUSES = frozenset({408, 429})
 #: A server may ask for a long pause; we wait at most this long per retry.
 MAX_RETRY_AFTER_S = 60.0
 
+#: A timed-out request is sent once more (a blip), not again and again (a slow model).
+MAX_TIMEOUT_RETRIES = 1
+
 
 @runtime_checkable
 class ChatModel(Protocol):
@@ -59,6 +63,26 @@ class ChatModel(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class GenerationOptions:
+    """How the model generates, sent with every request; None leaves the server's default.
+
+    Attributes:
+        max_tokens: Cap on the reply's tokens (a small model left unbounded can
+            write thousands in one turn).
+        temperature: Sampling temperature.
+        top_p: Nucleus sampling.
+        seed: For repeatable sampling, where the server supports it.
+        extra_body: Provider-specific fields merged into the request body.
+    """
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    extra_body: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Failure:
     """One failed attempt, as the retry loop sees it.
 
@@ -66,11 +90,14 @@ class Failure:
         cause: A short description for the final error, e.g. ``"HTTP 503: busy"``.
         retryable: Whether another attempt may succeed.
         retry_after: Seconds the server asked us to wait, if it said.
+        timed_out: The request ran past the client's timeout; the identical
+            request is sent at most once more (a slow model stays slow).
     """
 
     cause: str
     retryable: bool
     retry_after: float | None = None
+    timed_out: bool = False
 
 
 def is_retryable_status(status: int) -> bool:
@@ -140,6 +167,7 @@ async def call_with_retries(
     endpoint: str,
     model: str,
     secrets: Sequence[str] = (),
+    timeout_s: float | None = None,
 ) -> T:
     """Run `attempt` until it succeeds, retrying the failures `classify` allows.
 
@@ -151,11 +179,13 @@ async def call_with_retries(
         endpoint: The base URL, named in the final error.
         model: The model name, named in the final error.
         secrets: Strings (the API key) scrubbed from every error message.
+        timeout_s: The per-attempt timeout, named in the error when attempts time out.
 
     Raises:
         ModelError: a non-retryable failure, or retries exhausted.
     """
     attempts = policy.max_retries + 1
+    timeouts = 0
     for number in range(attempts):
         try:
             return await attempt()
@@ -167,6 +197,14 @@ async def call_with_retries(
             where = f"model {model!r} at {endpoint!r}"
             if not failure.retryable:
                 raise ModelError(f"{where} failed (not retried): {cause}") from exc
+            timeouts += failure.timed_out
+            if failure.timed_out and (timeouts > MAX_TIMEOUT_RETRIES or number == attempts - 1):
+                within = f" within {timeout_s:g} s" if timeout_s is not None else ""
+                raise ModelError(
+                    f"{where} did not answer{within} in {timeouts} attempts: the model is too"
+                    " slow for this timeout; raise the timeout (model.timeout_s) or cap the"
+                    " reply (model.max_tokens)"
+                ) from exc
             if number == attempts - 1:
                 raise ModelError(
                     f"{where} failed after {attempts} attempt{'s' if attempts != 1 else ''};"

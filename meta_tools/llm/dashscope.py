@@ -21,6 +21,7 @@ from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
 from .base import (
     Failure,
+    GenerationOptions,
     dump_arguments,
     is_retryable_status,
     load_arguments,
@@ -71,9 +72,13 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
             the SDK's resolution (``DASHSCOPE_BASE_URL``, workspace, region) when None.
         api_key: The key; read from the environment variable `api_key_env` when None.
         api_key_env: Where to find the key when `api_key` is not given.
-        timeout: Seconds per request attempt.
+        timeout: Seconds per request attempt; a request that times out is sent once more at most.
         max_retries: Retries after the first attempt.
         backoff_s: First backoff delay; doubles on every retry.
+        options: Generation options sent with every request (`extra_body` goes to
+            DashScope's `parameters`).
+        recover_text_calls: Read tool calls the model wrote as text back into calls
+            (off by default: DashScope parses Qwen's calls itself).
 
     Raises:
         ModelError: no API key was given or found.
@@ -89,6 +94,8 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff_s: float = 0.5,
+        options: GenerationOptions | None = None,
+        recover_text_calls: bool = False,
     ) -> None:
         super().__init__(
             model,
@@ -96,6 +103,9 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
             api_key_env=api_key_env,
             max_retries=max_retries,
             backoff_s=backoff_s,
+            timeout=timeout,
+            options=options or GenerationOptions(),
+            recover_text_calls=recover_text_calls,
         )
         self._client = dashscope.AsyncClient(
             api_key=self._api_key,
@@ -113,6 +123,8 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages: list[MessageInput] = [_to_wire(message) for message in request.messages]
         tools = request.tools or None
+        options = self.options
+        parameters = dict(options.extra_body) if options.extra_body else None
 
         async def attempt() -> ChatCompletion:
             return await self._client.chat.completions.create(
@@ -120,6 +132,11 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
                 messages=messages,
                 tools=tools,
                 tool_choice="auto" if tools else None,
+                max_tokens=options.max_tokens,
+                temperature=options.temperature,
+                top_p=options.top_p,
+                seed=options.seed,
+                parameters=parameters,
                 # Sent per call as well: a client-level key is dropped when
                 # the SDK is handed its own http_client.
                 api_key=self._api_key,
@@ -154,7 +171,7 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
     def _classify(exc: Exception) -> Failure | None:
         # APITimeoutError subclasses APIConnectionError: test it first.
         if isinstance(exc, ds_errors.APITimeoutError):
-            return Failure("request timed out", retryable=True)
+            return Failure("request timed out", retryable=True, timed_out=True)
         if isinstance(exc, ds_errors.APIConnectionError):
             return Failure(f"connection error: {exc.message}", retryable=True)
         if isinstance(exc, ds_errors.DashScopeError):

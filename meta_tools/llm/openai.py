@@ -21,6 +21,7 @@ from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
 from .base import (
     Failure,
+    GenerationOptions,
     dump_arguments,
     is_retryable_status,
     load_arguments,
@@ -76,9 +77,12 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
             default (``OPENAI_BASE_URL`` or OpenAI) when None.
         api_key: The key; read from the environment variable `api_key_env` when None.
         api_key_env: Where to find the key when `api_key` is not given.
-        timeout: Seconds per request attempt.
+        timeout: Seconds per request attempt; a request that times out is sent once more at most.
         max_retries: Retries after the first attempt.
         backoff_s: First backoff delay; doubles on every retry.
+        options: Generation options (`max_tokens`, `temperature`, ...) sent with every request.
+        recover_text_calls: Read tool calls the model wrote as text back into calls
+            (on by default: local OpenAI-compatible servers often return them as text).
         http_client: An ``httpx2.AsyncClient`` to send requests with (tests,
             proxies); the SDK closes it in `aclose`.
 
@@ -96,6 +100,8 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff_s: float = 0.5,
+        options: GenerationOptions | None = None,
+        recover_text_calls: bool = True,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(
@@ -104,6 +110,9 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
             api_key_env=api_key_env,
             max_retries=max_retries,
             backoff_s=backoff_s,
+            timeout=timeout,
+            options=options or GenerationOptions(),
+            recover_text_calls=recover_text_calls,
         )
         self._client = AsyncOpenAI(
             api_key=self._api_key,
@@ -121,6 +130,8 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages = [_to_wire(message) for message in request.messages]
         tools = cast("list[ChatCompletionToolUnionParam]", request.tools)
+        options = self.options
+        extra_body = dict(options.extra_body) if options.extra_body else None
 
         async def attempt() -> ChatCompletion:
             return await self._client.chat.completions.create(
@@ -128,6 +139,11 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
                 messages=messages,
                 tools=tools if tools else omit,
                 tool_choice="auto" if tools else omit,
+                max_tokens=omit if options.max_tokens is None else options.max_tokens,
+                temperature=omit if options.temperature is None else options.temperature,
+                top_p=omit if options.top_p is None else options.top_p,
+                seed=omit if options.seed is None else options.seed,
+                extra_body=extra_body,
             )
 
         return attempt
@@ -166,7 +182,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
     def _classify(exc: Exception) -> Failure | None:
         # APITimeoutError subclasses APIConnectionError: test it first.
         if isinstance(exc, openai.APITimeoutError):
-            return Failure("request timed out", retryable=True)
+            return Failure("request timed out", retryable=True, timed_out=True)
         if isinstance(exc, openai.APIConnectionError):
             return Failure(f"connection error: {exc}", retryable=True)
         if isinstance(exc, openai.APIStatusError):

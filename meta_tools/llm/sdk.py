@@ -12,7 +12,8 @@ from typing import Generic, TypeVar
 
 from .._lifecycle import AsyncCloseable
 from ..exceptions import ClosedError
-from .base import Failure, RetryPolicy, call_with_retries, resolve_api_key
+from .base import Failure, GenerationOptions, RetryPolicy, call_with_retries, resolve_api_key
+from .recovery import recover_turn
 from .types import AssistantTurn, ChatRequest
 
 __all__ = ["SdkChatModel"]
@@ -25,6 +26,8 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
 
     A subclass builds its SDK client (with the SDK's own retries off) and
     implements `base_url`, `_attempt`, `_to_turn`, `_classify` and `_close_client`.
+    With `recover_text_calls`, tool calls the model wrote as text are read back
+    into calls (`llm.recovery`).
 
     Raises:
         ModelError: no API key was given or found.
@@ -38,8 +41,14 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
         api_key_env: str,
         max_retries: int,
         backoff_s: float,
+        timeout: float,
+        options: GenerationOptions,
+        recover_text_calls: bool,
     ) -> None:
         self.model = model
+        self.timeout = timeout
+        self.options = options
+        self.recover_text_calls = recover_text_calls
         self._policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         self._api_key = resolve_api_key(api_key, api_key_env, f"{type(self).__name__}({model!r})")
         self._closed = False
@@ -69,8 +78,10 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
             endpoint=self.base_url,
             model=self.model,
             secrets=(self._api_key,),
+            timeout_s=self.timeout,
         )
-        return self._to_turn(completion)
+        turn = self._to_turn(completion)
+        return recover_turn(turn, request) if self.recover_text_calls else turn
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool; calling it twice is harmless."""

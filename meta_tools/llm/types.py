@@ -60,11 +60,18 @@ class Message(BaseModel):
 
 
 class AssistantTurn(BaseModel):
-    """What the model answered: text, tool calls, or both."""
+    """What the model answered: text, tool calls, or both.
+
+    `recovered` counts the calls that were read back from the text (the model
+    wrote them as text, see `llm.recovery`); `unread_call` says why a text that
+    looks like a call could not be read, so that the model can be asked again.
+    """
 
     text: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage | None = None
+    recovered: int = 0
+    unread_call: str | None = None
 
     def as_message(self) -> Message:
         return Message(role="assistant", content=self.text or "", tool_calls=self.tool_calls)

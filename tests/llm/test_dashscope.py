@@ -6,6 +6,7 @@ import pytest
 
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, ToolCall, Usage
+from meta_tools.llm.base import GenerationOptions
 from tests.fakes.llm_server import (
     DASHSCOPE_PATH,
     FakeLLMServer,
@@ -120,3 +121,15 @@ async def test_a_reply_that_is_not_json_is_a_model_error(
         with pytest.raises(ModelError, match="not retried"):
             await model.complete(ask("hi"))
     assert llm_server.request_count == 1
+
+
+async def test_generation_options_are_sent_and_extra_body_goes_to_parameters(
+    llm_server: FakeLLMServer,
+) -> None:
+    llm_server.enqueue(Reply(body=dashscope_text_reply("ok")))
+    options = GenerationOptions(max_tokens=100, temperature=0.2, seed=3, extra_body={"top_k": 5})
+    async with DASHSCOPE.make_model(llm_server, options=options) as model:
+        await model.complete(ask("hi"))
+    parameters = llm_server.requests[0].body["parameters"]
+    picked = {k: parameters.get(k) for k in ("max_tokens", "temperature", "seed", "top_k")}
+    assert picked == {"max_tokens": 100, "temperature": 0.2, "seed": 3, "top_k": 5}

@@ -6,6 +6,7 @@ import pytest
 
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, OpenAIChatModel, ToolCall, Usage
+from meta_tools.llm.base import GenerationOptions
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -141,3 +142,45 @@ async def test_the_key_is_read_from_the_environment(
     async with model:
         await model.complete(ask("hi"))
     assert llm_server.requests[0].headers["authorization"] == "Bearer sk-from-env"
+
+
+async def test_generation_options_are_sent_with_every_request(llm_server: FakeLLMServer) -> None:
+    llm_server.enqueue(Reply(body=openai_text_reply("ok")))
+    options = GenerationOptions(
+        max_tokens=200, temperature=0.0, top_p=0.9, seed=7, extra_body={"cache_prompt": True}
+    )
+    async with OPENAI.make_model(llm_server, options=options) as model:
+        await model.complete(ask("hi"))
+    body = llm_server.requests[0].body
+    picked = {
+        k: body.get(k) for k in ("max_tokens", "temperature", "top_p", "seed", "cache_prompt")
+    }
+    assert picked == {
+        "max_tokens": 200,
+        "temperature": 0.0,
+        "top_p": 0.9,
+        "seed": 7,
+        "cache_prompt": True,
+    }
+
+
+async def test_unset_generation_options_are_left_to_the_server(llm_server: FakeLLMServer) -> None:
+    llm_server.enqueue(Reply(body=openai_text_reply("ok")))
+    async with OPENAI.make_model(llm_server) as model:
+        await model.complete(ask("hi"))
+    body = llm_server.requests[0].body
+    assert not {"max_tokens", "temperature", "top_p", "seed"} & set(body)
+
+
+async def test_a_call_written_as_text_comes_back_as_a_call_unless_recovery_is_off(
+    llm_server: FakeLLMServer,
+) -> None:
+    text = '```json\n{"name": "calc_add", "arguments": {"a": 1, "b": 2}}\n```'
+    llm_server.enqueue(Reply(body=openai_text_reply(text)), Reply(body=openai_text_reply(text)))
+    async with OPENAI.make_model(llm_server) as model:
+        turn = await model.complete(ask("1+2?"))
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [("calc_add", {"a": 1, "b": 2})]
+    assert (turn.text, turn.recovered) == (None, 1)
+    async with OPENAI.make_model(llm_server, recover_text_calls=False) as model:
+        turn = await model.complete(ask("1+2?"))
+    assert (turn.text, turn.tool_calls, turn.recovered) == (text, [], 0)

@@ -1,0 +1,188 @@
+"""Tool calls written as text: read them back into `ToolCall`s.
+
+Small and local models often answer a tool call in `content` instead of
+`tool_calls`: bare ``{"name": ..., "arguments": {...}}``, a fenced ```json
+block, several calls in a row or in a list, wrapped in a tag (``<tool_call>``,
+even ``<tool_result>``), or with the last brace missing. `recover_turn` turns
+such a turn into the calls it meant, but only calls that name an offered
+tool; when the text looks like a call yet none can be read, it says why, so
+that the loop can tell the model to try again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .types import AssistantTurn, ChatRequest, ToolCall
+
+__all__ = ["RecoveringModel", "Recovery", "looks_like_call", "recover_calls", "recover_turn"]
+
+_DECODER = json.JSONDecoder()
+#: Tags, fences and separators that may surround or follow a call written as text.
+_WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
+_CALL_HINT = re.compile(r'"(?:name|function|arguments|parameters)"\s*:|<\s*tool_call', re.I)
+_MAX_MISSING_BRACES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What the text of a turn held.
+
+    Attributes:
+        calls: the calls read from it, each naming an offered tool.
+        text: the text with those calls (and their wrapping) taken out.
+        problem: why a text that looks like a call gave none, else None.
+    """
+
+    calls: list[ToolCall]
+    text: str
+    problem: str | None = None
+
+
+def looks_like_call(text: str) -> bool:
+    """True when `text` has the marks of a tool call (a `"name":` key, a `<tool_call>` tag)."""
+    return bool(_CALL_HINT.search(text))
+
+
+def _as_call(value: Any, offered: Collection[str]) -> tuple[ToolCall | None, str | None]:
+    """A decoded JSON object as a call; else None and, if it meant to be one, why not."""
+    if not isinstance(value, dict):
+        return None, None
+    inner = value.get("function")
+    if isinstance(inner, dict):  # the OpenAI wire shape {"type": "function", "function": {...}}
+        value = inner
+    name = value.get("name")
+    if not isinstance(name, str):
+        return None, None
+    arguments: Any = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return None, f"the arguments of {name!r} are not a JSON object"
+    if not isinstance(arguments, dict):
+        return None, f"the arguments of {name!r} are not a JSON object"
+    if name not in offered:
+        return None, f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+    return ToolCall(name=name, arguments=arguments), None
+
+
+def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
+    """Decode the JSON value starting at `start`, adding up to three missing closing braces."""
+    try:
+        return _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError:
+        pass
+    # Only a value that runs to the end of the text (up to its wrapping) can be missing braces.
+    tail = text[start:]
+    body = tail[: len(tail) - len(_trailing_wrapping(tail))]
+    for missing in range(1, _MAX_MISSING_BRACES + 1):
+        try:
+            value, _ = _DECODER.raw_decode(body + "}" * missing)
+        except json.JSONDecodeError:
+            continue
+        return value, len(text)
+    return None
+
+
+def _trailing_wrapping(text: str) -> str:
+    """The closing tags, fences and blanks at the end of `text`."""
+    match = re.search(r"(?:\s|```|</[A-Za-z_][\w-]*>)*\Z", text)
+    return match.group(0) if match else ""
+
+
+def _objects(text: str) -> Iterator[tuple[int, int, Any]]:
+    """Each top-level JSON object or list in `text`: start, end, value."""
+    position = 0
+    while True:
+        found = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
+        if not found:
+            return
+        start = min(found)
+        decoded = _decode_at(text, start)
+        if decoded is None:
+            position = start + 1
+            continue
+        value, end = decoded
+        yield start, end, value
+        position = end
+
+
+def recover_calls(text: str, offered: Collection[str]) -> Recovery:
+    """Read the tool calls written in `text`, keeping those that name an `offered` tool."""
+    calls: list[ToolCall] = []
+    problems: list[str] = []
+    kept: list[str] = []
+    position = 0
+    for start, end, value in _objects(text):
+        found: list[ToolCall] = []
+        for item in value if isinstance(value, list) else [value]:
+            call, problem = _as_call(item, offered)
+            if call is not None:
+                found.append(call)
+            elif problem is not None:
+                problems.append(problem)
+        if found:
+            calls.extend(found)
+            kept.append(text[position:start])
+            position = end
+    kept.append(text[position:])
+    rest = "".join(kept)
+    if calls:
+        # What is left around the calls is only wrapping (tags, fences) when nothing else was said.
+        rest = "" if _WRAPPING.fullmatch(rest) else rest.strip()
+        return Recovery(calls, rest)
+    if looks_like_call(text):
+        why = "; ".join(dict.fromkeys(problems)) or "it is not valid JSON"
+        return Recovery([], text, why)
+    return Recovery([], text)
+
+
+def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+    """`turn` with the calls its text holds moved to `tool_calls`.
+
+    Only a turn without real calls is read, and only for calls to the tools
+    `request` offered. The result counts them in `recovered`; a text that looks
+    like a call but gives none carries the reason in `unread_call`.
+    """
+    if turn.tool_calls or not turn.text or not request.tools:
+        return turn
+    offered = {
+        str(tool.get("function", {}).get("name")) for tool in request.tools if "function" in tool
+    }
+    recovery = recover_calls(turn.text, offered)
+    if recovery.calls:
+        return turn.model_copy(
+            update={
+                "text": recovery.text or None,
+                "tool_calls": recovery.calls,
+                "recovered": len(recovery.calls),
+            }
+        )
+    if recovery.problem is not None:
+        return turn.model_copy(update={"unread_call": recovery.problem})
+    return turn
+
+
+class RecoveringModel:
+    """Wraps any `ChatModel` so that calls written as text come back as calls.
+
+    The SDK clients do this themselves (`recover_text_calls`); this wrapper
+    gives the same to other models (scripted, the MCP host's).
+    """
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    async def complete(self, request: ChatRequest) -> AssistantTurn:
+        """The wrapped model's turn, with its text calls recovered."""
+        return recover_turn(await self.model.complete(request), request)
+
+    def __repr__(self) -> str:
+        return f"RecoveringModel({self.model!r})"

@@ -1,0 +1,131 @@
+"""Tool calls written as text, as small local models write them, read back into calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from meta_tools.llm import AssistantTurn, ChatRequest, Message, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import RecoveringModel, looks_like_call, recover_calls, recover_turn
+from tests.llm.chat_requests import ADD_TOOL, ask
+
+OFFERED = {"describe_date", "calculate"}
+DATE = {"date": "2025-12-25"}
+SUM = {"expression": "2 + 3"}
+
+
+def calls(text: str) -> list[tuple[str, object]]:
+    recovery = recover_calls(text, OFFERED)
+    assert recovery.problem is None
+    return [(c.name, c.arguments) for c in recovery.calls]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "describe_date", "arguments": {"date": "2025-12-25"}}',
+        '```json\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n```',
+        '<tool_call>\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n</tool_call>',
+        '<tool_result>\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n</tool_result>',
+        '{"name": "describe_date", "arguments": {"date": "2025-12-25"}',
+        '```json\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}\n```',
+        '{"name": "describe_date", "arguments": "{\\"date\\": \\"2025-12-25\\"}"}',
+        '{"type": "function", "function": {"name": "describe_date", "arguments": {"date": "2025-12-25"}}}',
+        '{"name": "describe_date", "parameters": {"date": "2025-12-25"}}',
+    ],
+    ids=[
+        "bare",
+        "json-fence",
+        "tool-call-tag",
+        "tool-result-tag",
+        "missing-brace",
+        "fence-missing-brace",
+        "arguments-as-string",
+        "openai-shape",
+        "parameters-key",
+    ],
+)
+def test_one_call_written_as_text_is_recovered_whatever_wraps_it(text: str) -> None:
+    recovery = recover_calls(text, OFFERED)
+    assert [(c.name, c.arguments) for c in recovery.calls] == [("describe_date", DATE)]
+    assert (recovery.text, recovery.problem) == ("", None)
+
+
+def test_several_calls_in_a_row_or_in_a_list_are_all_recovered_in_order() -> None:
+    row = (
+        '{"name": "calculate", "arguments": {"expression": "2 + 3"}}\n'
+        '{"name": "describe_date", "arguments": {"date": "2025-12-25"}}'
+    )
+    listed = (
+        '```json\n[{"name": "calculate", "arguments": {"expression": "2 + 3"}},'
+        ' {"name": "describe_date", "arguments": {"date": "2025-12-25"}}]\n```'
+    )
+    expected = [("calculate", SUM), ("describe_date", DATE)]
+    assert calls(row) == expected
+    assert calls(listed) == expected
+
+
+def test_prose_around_a_call_is_kept_as_the_turn_text() -> None:
+    recovery = recover_calls(
+        'Let me look it up.\n{"name": "calculate", "arguments": {"expression": "2 + 3"}}', OFFERED
+    )
+    assert [(c.name, c.arguments) for c in recovery.calls] == [("calculate", SUM)]
+    assert recovery.text == "Let me look it up."
+
+
+def test_plain_answers_and_json_data_are_not_calls() -> None:
+    for text in ("The answer is 5.", '{"mean": 2.5, "median": 2}', "[1, 2, 3]"):
+        assert recover_calls(text, OFFERED).calls == []
+        assert recover_calls(text, OFFERED).problem is None
+        assert not looks_like_call(text)
+
+
+def test_a_call_to_a_tool_not_offered_is_not_recovered_and_says_why() -> None:
+    recovery = recover_calls('{"name": "weather", "arguments": {"city": "Paris"}}', OFFERED)
+    assert recovery.calls == []
+    assert recovery.problem == (
+        "'weather' is not one of the offered tools (calculate, describe_date)"
+    )
+
+
+def test_a_call_that_does_not_parse_is_flagged_not_recovered() -> None:
+    broken = '<tool_call>{"name": "calculate", "arguments": {"expression": "2 +'
+    recovery = recover_calls(broken, OFFERED)
+    assert (recovery.calls, recovery.text) == ([], broken)
+    assert recovery.problem == "it is not valid JSON"
+    bad_arguments = recover_calls('{"name": "calculate", "arguments": [1, 2]}', OFFERED)
+    assert bad_arguments.problem == "the arguments of 'calculate' are not a JSON object"
+
+
+def test_recover_turn_moves_the_calls_out_of_the_text_and_counts_them() -> None:
+    turn = AssistantTurn(text='```json\n{"name": "calc_add", "arguments": {"a": 1, "b": 2}}\n```')
+    recovered = recover_turn(turn, ask("1+2?"))
+    assert recovered.text is None
+    assert [(c.name, c.arguments) for c in recovered.tool_calls] == [("calc_add", {"a": 1, "b": 2})]
+    assert (recovered.recovered, recovered.unread_call) == (1, None)
+
+
+def test_recover_turn_leaves_real_calls_and_requests_without_tools_alone() -> None:
+    text = '{"name": "calc_add", "arguments": {"a": 1, "b": 2}}'
+    real = AssistantTurn(text=text, tool_calls=[ToolCall(name="calc_add", arguments={"a": 1})])
+    assert recover_turn(real, ask("1+2?")) is real
+    plain = AssistantTurn(text=text)
+    assert recover_turn(plain, ask("1+2?", tools=False)) is plain
+
+
+def test_recover_turn_flags_a_call_it_cannot_read() -> None:
+    turn = AssistantTurn(text='{"name": "calc_mul", "arguments": {"a": 1, "b": 2}}')
+    flagged = recover_turn(turn, ask("1*2?"))
+    assert flagged.tool_calls == []
+    assert flagged.unread_call == "'calc_mul' is not one of the offered tools (calc_add)"
+
+
+@pytest.mark.anyio
+async def test_recovering_model_recovers_the_wrapped_models_text_calls() -> None:
+    scripted = ScriptedModel(
+        [AssistantTurn(text='<tool_call>{"name": "calc_add", "arguments": {"a": 2, "b": 2}}')]
+    )
+    request = ChatRequest(messages=[Message(role="user", content="2+2")], tools=[ADD_TOOL])
+    turn = await RecoveringModel(scripted).complete(request)
+    assert [(c.name, c.arguments, turn.recovered) for c in turn.tool_calls] == [
+        ("calc_add", {"a": 2, "b": 2}, 1)
+    ]
