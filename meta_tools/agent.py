@@ -26,11 +26,13 @@ from .router.manager import MetaManager
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
-Your tools are categories. Each takes an `objective` (the goal) and an `exact_input` \
-(every value it needs: names, numbers, text) and picks and runs the right concrete tools itself.
-A tool answers with JSON: `status` and `summary`, plus `question` when it needs more input.
-Call several categories at once when the tasks are independent. If a result says \
-`insufficient_input`, ask the user. Answer briefly, using the results."""
+Your tools are categories. Each picks and runs its own concrete tools.
+Call one with `objective` (the goal) and `exact_input` (every value it needs, copied from the user).
+It answers with JSON: `status` and `summary`.
+Call several categories at once when the tasks are independent.
+`status` is `insufficient_input`: ask the user its `question`.
+`status` is `no_suitable_tool`: tell the user it cannot be done.
+Once the results answer the user, reply briefly in plain text."""
 
 
 @dataclass(frozen=True, slots=True)
