@@ -13,7 +13,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -70,7 +70,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
                     "reason": {"type": "string", "description": "Why no tool fits."},
                     "suggestion": {"type": "string", "description": "What could be done instead."},
                 },
-                "required": ["reason", "suggestion"],
+                "required": ["reason"],
             },
         },
     },
@@ -105,27 +105,60 @@ class Answered:
 
 @dataclass(frozen=True, slots=True)
 class Calls:
-    """The LLM called tools of the category."""
+    """The LLM called tools of the category.
+
+    `rejected` are control calls of the same turn that are not acted on, each
+    with the error the LLM is answered with (they lack required fields, or came
+    together with real calls, which run instead). `calls` may then be empty.
+    """
 
     calls: list[ToolCall]
+    rejected: list[tuple[ToolCall, str]] = field(default_factory=list)
 
 
 Outcome = Requested | Declined | Answered | Calls
 
 
 def classify_turn(turn: AssistantTurn) -> Outcome:
-    """What `turn` means; a control-tool call wins over any other call in the same turn."""
+    """What `turn` means.
+
+    A valid control call ends the run (`Requested`, `Declined`), even beside other
+    calls. A control call without its question or reason is invalid: it is
+    answered with an error (`Calls.rejected`) and the real calls of the turn run.
+    """
+    rejected: list[tuple[ToolCall, str]] = []
     for call in turn.tool_calls:
-        if call.name in _CONTROL_NAMES:
-            args = _control_arguments(call)
-            if call.name == "request_input":
-                missing = args.get("missing", [])
-                missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
-                return Requested(missing, str(args.get("question", "")))
-            return Declined(str(args.get("reason", "")), str(args.get("suggestion", "")))
-    if turn.tool_calls:
-        return Calls(list(turn.tool_calls))
+        if call.name not in _CONTROL_NAMES:
+            continue
+        args = _control_arguments(call)
+        problem = _control_problem(call.name, args)
+        if problem is not None:
+            rejected.append((call, problem))
+        elif call.name == "request_input":
+            missing = args.get("missing", [])
+            missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
+            return Requested(missing, str(args["question"]))
+        else:
+            return Declined(str(args["reason"]), str(args.get("suggestion", "")))
+    real = [call for call in turn.tool_calls if call.name not in _CONTROL_NAMES]
+    if real or rejected:
+        return Calls(real, rejected)
     return Answered((turn.text or "").strip())
+
+
+#: The field without which a control call means nothing.
+_ESSENTIAL = {"request_input": "question", "decline": "reason"}
+
+
+def _control_problem(name: str, args: dict[str, Any]) -> str | None:
+    """Why a control call cannot be acted on (its question or reason is missing), else None."""
+    essential = _ESSENTIAL[name]
+    if str(args.get(essential) or "").strip():
+        return None
+    return (
+        f"{name} is invalid: `{essential}` is missing or empty. Call {name} again with"
+        f" `{essential}` filled in, or call the tool that does the task."
+    )
 
 
 def _control_arguments(call: ToolCall) -> dict[str, Any]:
