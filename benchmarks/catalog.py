@@ -90,12 +90,17 @@ class Catalog:
 
 
 def load_catalog(data: Path, dataset: str) -> Catalog:
-    """Read `<data>/<dataset>/catalog.jsonl`; names get a per-group prefix when they repeat.
+    """Read `<data>/<dataset>/catalog.jsonl` as tools with unique names (`catalog_tools`)."""
+    entries = [json.loads(line) for line in (data / dataset / "catalog.jsonl").open()]
+    return Catalog(dataset, catalog_tools(entries))
+
+
+def catalog_tools(entries: list[dict[str, Any]]) -> list[CatalogTool]:
+    """Catalog entries as tools; names get a per-group prefix when they repeat.
 
     Every tool is reachable: `server__tool` (as a per-server MCP prefix does) for
     tools with a group, and a numbered suffix if a name still collides.
     """
-    entries = [json.loads(line) for line in (data / dataset / "catalog.jsonl").open()]
     tools: list[CatalogTool] = []
     taken: set[str] = set()
     for entry in entries:
@@ -108,7 +113,7 @@ def load_catalog(data: Path, dataset: str) -> Catalog:
             candidate, number = name[: 64 - len(suffix)] + suffix, number + 1
         taken.add(candidate)
         tools.append(CatalogTool(entry, candidate))
-    return Catalog(dataset, tools)
+    return tools
 
 
 def load_queries(data: Path, dataset: str) -> list[dict[str, Any]]:

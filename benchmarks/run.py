@@ -1,7 +1,8 @@
 """Run the benchmarks: `python -m benchmarks [NAME ...] [--data DIR] [--quick] [--embeddings]`.
 
 NAME is any of context, overhead, parallel, mcp, shortlist, grouping (default: all), or
-soak (about 1.5 minutes, so only when named). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
+soak (about 1.5 minutes, so only when named). `python -m benchmarks e2e --base-url URL
+--model NAME [--limit N]` runs a real model end to end (see `benchmarks/e2e.py`). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
 ran on. `--data` points at the public catalogs (default `../shared/data` next
 to the repository).
 """
@@ -373,6 +374,11 @@ def show_soak_replicas(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["e2e"]:  # a real model, with its own options: see `benchmarks/e2e.py`
+        from . import e2e
+
+        return e2e.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
         "names", nargs="*", metavar="NAME", help=f"any of {', '.join(NAMES + ON_REQUEST)}"

@@ -26,12 +26,12 @@ from .router.manager import MetaManager
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
-Your tools are categories. Each picks and runs its own concrete tools.
-Call one with `objective` (the goal) and `exact_input` (every value it needs, copied from the user).
-It answers with JSON: `status` and `summary`.
+Your tools are categories: each one picks and runs its own concrete tools.
+For a task, call its category with `objective` (the goal) and `exact_input` (every value the task needs, copied from the user).
 Call several categories at once when the tasks are independent.
-`status` is `insufficient_input`: ask the user its `question`.
-`status` is `no_suitable_tool`: tell the user it cannot be done.
+Do not work out yourself what a category can do: call it.
+A category may send a question back: ask the user that question.
+No category fits: say that it cannot be done.
 Once the results answer the user, reply briefly in plain text."""
 
 

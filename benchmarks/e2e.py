@@ -1,0 +1,285 @@
+"""`python -m benchmarks e2e --base-url URL --model NAME`: the hierarchy against flat, end to end.
+
+Runs a real model (any OpenAI-compatible endpoint, or DashScope) through two sets:
+
+- the *demo set* (`e2e_tasks.py`): tasks over the demo MCP server's tools, on
+  three sides: hierarchy (`MainAgent`), category call, flat;
+- the *large catalog* (`e2e_catalog.py`): StableToolBench queries against
+  LiveMCPBench + StableToolBench schemas, on three sides: hierarchy, retrieval
+  (BM25 top-k of the whole catalog), flat (only when the catalog fits the context).
+
+Prints a table per set and adds the run, under the model's name, to
+`benchmarks/results/e2e.json` (with the machine and the date).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from meta_tools.llm.base import ChatModel
+from meta_tools.router.manager import MetaManager
+
+from .catalog import DEFAULT_DATA
+from .e2e_catalog import load_large_catalog
+from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy, schema_tokens
+from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
+
+__all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo", "summarize"]
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_SIDES = ("hierarchy", "category", "flat")
+CATALOG_SIDES = ("hierarchy", "retrieval", "flat")
+_ASKING = ("?", "please provide", "please specify", "need")
+
+
+def demo_router(model: ChatModel, folder: Path) -> MetaManager:
+    """The repository's demo config, its file tools confined to `folder` (filled with `FILES`)."""
+    for name, text in FILES.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    config = json.loads((ROOT / "Meta_tool_config.json").read_text())
+    config["mcp_servers"]["demo"].update(
+        command=sys.executable, args=["-m", "meta_tools.demo", "--root", str(folder)], cwd=str(ROOT)
+    )
+    path = folder / "config.json"
+    path.write_text(json.dumps(config))
+    return MetaManager.from_config(path, model=model)
+
+
+def score_demo(task: DemoTask, run: Run) -> tuple[bool, bool]:
+    """Whether the answer is right, and whether the right tools (or none) ran."""
+    if task.kind == "answer":
+        right_tools = all(any(t in options for t in run.ran) for options in task.tools)
+        return run.error is None and task.answered(run.answer), right_tools
+    if task.kind == "ask":
+        asked = "insufficient_input" in run.statuses or (
+            not run.ran and any(mark in run.answer.lower() for mark in _ASKING)
+        )
+        return run.error is None and asked, not run.ran
+    return run.error is None and not run.ran, not run.ran
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-side totals: accuracy, right-tool rate, calls, tokens, time."""
+    n = len(rows)
+    if not n:
+        return {"tasks": 0}
+
+    def total(key: str) -> int | float:
+        return sum(r[key] for r in rows)
+
+    return {
+        "tasks": n,
+        "accuracy": round(sum(r["correct"] for r in rows) / n, 3),
+        "right_tool": round(sum(r["right_tool"] for r in rows) / n, 3),
+        "errors": sum(r["error"] is not None for r in rows),
+        "llm_calls": total("llm_calls"),
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "recovered_calls": total("recovered_calls"),
+        "wall_s": round(float(total("wall_s")), 1),
+    }
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+async def run_demo(
+    model: ChatModel, tasks: Sequence[DemoTask], sides: Sequence[str]
+) -> dict[str, Any]:
+    counter = CountingModel(model)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="e2e-demo-") as folder:
+        async with demo_router(counter, Path(folder)) as meta:
+            every_tool = [t for c in meta.categories for t in c.tools.list_tools()]
+            for task in tasks:
+                for side in sides:
+                    if side == "hierarchy":
+                        run = await ask_hierarchy(counter, meta, task.prompt)
+                    elif side == "category":
+                        routes = [(r.category, r.objective, r.exact_input) for r in task.routes]
+                        run = await ask_category(counter, meta, routes)
+                    else:
+                        run = await ask_flat(counter, every_tool, task.prompt)
+                    correct, right_tool = score_demo(task, run)
+                    row = {"task": task.id, "side": side, "correct": correct}
+                    rows.append(row | {"right_tool": right_tool} | run.record())
+                    _say(f"  {task.id:4} {side:10} {'ok ' if correct else 'BAD'} {run.wall_s:7.1f}s"
+                         f"  {run.answer[:70]!r}")  # fmt: skip
+    return {
+        "tasks": [t.id for t in tasks],
+        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
+        "runs": rows,
+    }
+
+
+async def run_catalog(
+    model: ChatModel,
+    data: Path,
+    limit: int | None,
+    sides: Sequence[str],
+    *,
+    top_k: int = 10,
+    context_tokens: int = 16_384,
+) -> dict[str, Any]:
+    catalog = load_large_catalog(data)
+    queries = catalog.queries[:limit] if limit else catalog.queries
+    counter = CountingModel(model)
+    meta = catalog.router(counter)
+    flat_tokens = schema_tokens(catalog.tools)
+    fits = flat_tokens < context_tokens
+    rows: list[dict[str, Any]] = []
+    for query in queries:
+        gold = catalog.gold_names(query)
+        for side in sides:
+            if side == "flat" and not fits:
+                continue
+            if side == "hierarchy":
+                run = await ask_hierarchy(counter, meta, query["query"])
+            elif side == "retrieval":
+                offered = catalog.retrieve(query["query"], top_k)
+                run = await ask_flat(counter, offered, query["query"])
+            else:
+                run = await ask_flat(counter, catalog.tools, query["query"])
+            success = run.error is None and bool(gold & set(run.ran))
+            row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success}
+            rows.append(row | run.record())
+            _say(f"  {query['qid'][:18]:18} {side:10} {'ok ' if success else 'BAD'} {run.wall_s:7.1f}s"
+                 f"  ran {run.ran[:3]}")  # fmt: skip
+    summary = {s: summarize([r for r in rows if r["side"] == s]) for s in sides}
+    if "flat" in sides and not fits:
+        summary["flat"] = {"tasks": 0, "does_not_fit": True}
+    return {
+        "tools": len(catalog.tools),
+        "categories": len(meta.categories),
+        "flat_schema_tokens": flat_tokens,
+        "context_tokens": context_tokens,
+        "top_k": top_k,
+        "queries": [q["qid"] for q in queries],
+        "sides": summary,
+        "runs": rows,
+    }
+
+
+def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
+    from .run import table
+
+    rows = []
+    for side, s in sides.items():
+        if s.get("does_not_fit"):
+            rows.append([side, "does not fit", "", "", "", "", "", ""])
+            continue
+        if not s.get("tasks"):
+            continue
+        rows.append(
+            [
+                side,
+                s["tasks"],
+                f"{s['accuracy']:.0%}",
+                f"{s['right_tool']:.0%}",
+                s["llm_calls"],
+                f"{s['prompt_tokens']:,} / {s['completion_tokens']:,}",
+                s["recovered_calls"],
+                f"{s['wall_s']:,.0f}",
+            ]
+        )
+    headers = ["side", "tasks", "accuracy", "right tool", "LLM calls", "prompt / completion tokens",
+               "recovered calls", "wall s"]  # fmt: skip
+    return f"### {title}\n\n" + table(headers, rows)
+
+
+def build_model(args: argparse.Namespace) -> ChatModel:
+    from meta_tools.config import ModelConfig
+    from meta_tools.llm.factory import model_from_config
+
+    config = ModelConfig(
+        provider=args.provider,
+        name=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=0,
+    )
+    return model_from_config(config)
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks e2e", description=__doc__)
+    parser.add_argument("--base-url", required=True, help="the model's API root")
+    parser.add_argument("--model", required=True, help="the model name")
+    parser.add_argument("--provider", choices=("openai", "dashscope"), default="openai")
+    parser.add_argument("--api-key-env", default=None, help="variable holding the API key")
+    parser.add_argument("--limit", type=int, default=None, help="first N tasks of each set")
+    parser.add_argument("--set", choices=("demo", "catalog", "both"), default="both")
+    parser.add_argument("--sides", default=None, help="comma-separated subset of the sides")
+    parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
+    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--context", type=int, default=16_384, help="the model's context (tokens)")
+    parser.add_argument("--top-k", type=int, default=10, help="tools offered by retrieval")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
+    return parser.parse_args(argv)
+
+
+async def _run_sets(
+    args: argparse.Namespace, model: ChatModel, wanted: list[str] | None, record: dict[str, Any]
+) -> None:
+    try:
+        if args.set in ("demo", "both"):
+            tasks = interleaved(TASKS)[: args.limit] if args.limit else interleaved(TASKS)
+            sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
+            _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
+            record["demo"] = await run_demo(model, tasks, sides)
+            _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
+        if args.set in ("catalog", "both"):
+            sides = [s for s in CATALOG_SIDES if wanted is None or s in wanted]
+            found = await run_catalog(
+                model, args.data, args.limit, sides, top_k=args.top_k, context_tokens=args.context
+            )
+            record["catalog"] = found
+            _say(show(f"large catalog ({found['tools']} tools), {args.model}", found["sides"]))
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .run import RESULTS, machine
+
+    args = parse(argv)
+    wanted = args.sides.split(",") if args.sides else None
+    model = build_model(args)
+    record: dict[str, Any] = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "quantisation": args.quantisation,
+        "machine": machine(),
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "limit": args.limit,
+        "options": {"max_tokens": args.max_tokens, "temperature": args.temperature},
+    }
+    asyncio.run(_run_sets(args, model, wanted, record))
+    out = args.out or RESULTS / "e2e.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stored: dict[str, Any] = (
+        json.loads(out.read_text()) if out.exists() else {"benchmark": "e2e", "runs": {}}
+    )
+    stored["runs"][args.model] = stored["runs"].get(args.model, {}) | record
+    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False) + "\n")
+    _say(f"-> {out}")
+    return 0

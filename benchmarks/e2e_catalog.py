@@ -1,0 +1,79 @@
+"""The large catalog of the end-to-end benchmark: real schemas, simulated tools, gold APIs.
+
+The catalog is every LiveMCPBench MCP tool (527) plus the StableToolBench APIs
+that its queries were written against (each query's candidate pool, gold APIs
+included). Tools are simulated: their real schemas are offered, and a call that
+passes schema validation returns a canned text. A query succeeds when one of
+its gold APIs ran, i.e. was called with its required arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from meta_tools.category.manager import CategoryManager
+from meta_tools.category.shortlist import Shortlist
+from meta_tools.llm.base import ChatModel
+from meta_tools.router.manager import MetaManager
+from meta_tools.tools.base import BaseTool
+
+from .catalog import CatalogTool, catalog_tools, load_queries
+
+__all__ = ["LargeCatalog", "load_large_catalog"]
+
+
+@dataclass
+class LargeCatalog:
+    tools: list[CatalogTool]
+    queries: list[dict[str, Any]]
+
+    def gold_names(self, query: dict[str, Any]) -> set[str]:
+        by_id = {t.entry["id"]: t.name for t in self.tools}
+        return {by_id[g] for g in query["gold"] if g in by_id}
+
+    def router(self, model: ChatModel, *, max_tools_per_prompt: int = 20) -> MetaManager:
+        """One category per catalog category; each offers a BM25 shortlist of its tools."""
+        grouped: dict[str, list[CatalogTool]] = defaultdict(list)
+        for tool in self.tools:
+            grouped[tool.entry.get("category") or "Other"].append(tool)
+        managers = []
+        for category, tools in sorted(grouped.items()):
+            services = sorted({str(t.entry.get("group") or "") for t in tools} - {""})
+            shown = ", ".join(services[:8]) + (", ..." if len(services) > 8 else "")
+            managers.append(
+                CategoryManager(
+                    category,
+                    f"{category} tools ({len(tools)}), from the services {shown}.",
+                    tools,
+                    model,
+                    max_tools_per_prompt=max_tools_per_prompt,
+                    max_iterations=3,
+                )
+            )
+        return MetaManager(managers)
+
+    def retrieve(self, query: str, k: int) -> list[BaseTool]:
+        """The top-k tools of the whole catalog for `query`, by BM25 (as RAG-MCP does)."""
+        shortlist = Shortlist(self.tools, max_tools=k)
+        return shortlist.select(query, "").tools
+
+
+def load_large_catalog(data: Path) -> LargeCatalog:
+    """The LiveMCPBench tools plus the StableToolBench candidate pools, with unique names.
+
+    Raises:
+        FileNotFoundError: the data folder does not hold both data sets.
+    """
+    queries = load_queries(data, "stabletoolbench")
+    wanted = {i for q in queries for i in q["candidate_ids"]}
+    entries = [json.loads(line) for line in (data / "livemcpbench" / "catalog.jsonl").open()]
+    entries += [
+        e
+        for e in map(json.loads, (data / "stabletoolbench" / "catalog.jsonl").open())
+        if e["id"] in wanted
+    ]
+    return LargeCatalog(catalog_tools(entries), queries)

@@ -1,0 +1,217 @@
+"""The end-to-end benchmark (`python -m benchmarks e2e`) with a scripted model and the fake server.
+
+The real-model numbers come from running it by hand; these tests check its
+tasks, its scoring and its accounting, so that those numbers mean what they say.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.e2e import main, run_catalog, run_demo, score_demo
+from benchmarks.e2e_sides import Run
+from benchmarks.e2e_tasks import TASKS, interleaved
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import RecoveringModel
+from tests.fakes.llm_server import FakeLLMServer, Reply, openai_text_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+by_id = {t.id: t for t in TASKS}
+
+
+def test_the_demo_set_has_forty_checkable_tasks_of_every_kind_over_every_demo_tool() -> None:
+    config = json.loads((ROOT / "Meta_tool_config.json").read_text())
+    slugs = {"math_units", "dates_time_zones", "text_analysis", "files"}
+    demo_tools = {t for name, c in config.items() if name != "mcp_servers" for t in c["tools"]}
+    assert len(TASKS) >= 40 and len({t.id for t in TASKS}) == len(TASKS)
+    groups = {t.group for t in TASKS}
+    assert {"two", "ask", "decline"} <= groups
+    for task in TASKS:
+        assert {r.category for r in task.routes} <= slugs
+        if task.kind == "answer":
+            assert task.expect and task.tools
+    used = {tool for t in TASKS for options in t.tools for tool in options}
+    assert used == demo_tools
+    assert all(len(t.routes) == 2 for t in TASKS if t.group == "two")
+    # `--limit 7` already covers every group.
+    assert {t.group for t in interleaved(TASKS)[:7]} == groups
+
+
+def test_answers_are_checked_by_value_whatever_the_spelling() -> None:
+    x1 = by_id["x1"]
+    assert x1.answered("It is a **Friday**, and 365 × 24 = 8,760.")
+    assert not x1.answered("It is a Friday.")
+    assert by_id["m5"].answered("100 °F is 37.78 °C")
+
+
+def test_scoring_asks_for_the_right_tools_a_question_or_no_tool_at_all() -> None:
+    right = Run(answer="391", ran=["calculate"])
+    assert score_demo(by_id["m1"], right) == (True, True)
+    assert score_demo(by_id["m1"], Run(answer="391")) == (True, False)
+    asked = Run(answer="Which temperature?", statuses=["insufficient_input"])
+    assert score_demo(by_id["q1"], asked) == (True, True)
+    assert score_demo(by_id["q1"], Run(answer="It is 98.6 F.", ran=["convert_units"])) == (
+        False,
+        False,
+    )
+    assert score_demo(by_id["n1"], Run(answer="I cannot book flights.")) == (True, True)
+    assert score_demo(by_id["n1"], Run(answer="done", ran=["shift_date"])) == (False, False)
+
+
+def oracle(request: ChatRequest) -> AssistantTurn:
+    """A model that does each demo task right; it writes concrete calls as text, as small models do."""
+    offered = {t["function"]["name"] for t in request.tools}
+    last = request.messages[-1]
+    done = last.role == "tool" or last.content.startswith("Round ")
+    if done or not offered:
+        told = [m.content for m in request.messages if m.role == "tool"]
+        return AssistantTurn(text="Result: " + " | ".join(told))
+    text = "\n".join(m.content for m in request.messages if m.role == "user")
+    if "17 * 23" in text or "17 by 23" in text:
+        if "math_units" in offered:
+            call = {"objective": "Multiply 17 by 23", "exact_input": "17 * 23"}
+            return AssistantTurn(tool_calls=[ToolCall(name="math_units", arguments=call)])
+        written = '```json\n{"name": "calculate", "arguments": {"expression": "17 * 23"}}\n```'
+        return AssistantTurn(text=written)
+    if "temperature" in text.lower():
+        if "request_input" in offered:
+            question = {"missing": ["the temperature"], "question": "Which temperature?"}
+            return AssistantTurn(tool_calls=[ToolCall(name="request_input", arguments=question)])
+        return AssistantTurn(text="Which temperature should I convert?")
+    if "decline" in offered:
+        reason = {"reason": "No booking tool.", "suggestion": "Use a travel site."}
+        return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments=reason)])
+    return AssistantTurn(text="I cannot book flights.")
+
+
+@pytest.mark.anyio
+async def test_the_demo_set_adds_up_calls_and_tokens_of_the_main_agent_and_the_categories() -> None:
+    model = RecoveringModel(ScriptedModel.from_function(oracle))
+    tasks = [by_id["m1"], by_id["q1"], by_id["n1"]]
+    found = await run_demo(model, tasks, ["hierarchy", "category", "flat"])
+    sides = found["sides"]
+    for side in ("hierarchy", "category", "flat"):
+        assert (sides[side]["accuracy"], sides[side]["right_tool"]) == (1.0, 1.0), side
+    calls = {(r["task"], r["side"]): r["llm_calls"] for r in found["runs"]}
+    # m1: main agent 2 calls + the category's 2; the category alone 2; flat 2.
+    assert [calls[("m1", s)] for s in ("hierarchy", "category", "flat")] == [4, 2, 2]
+    # q1: the main agent asks the user itself; the category asks through request_input.
+    assert [calls[("q1", s)] for s in ("hierarchy", "category", "flat")] == [1, 1, 1]
+    recovered = {(r["task"], r["side"]): r["recovered_calls"] for r in found["runs"]}
+    assert (recovered[("m1", "hierarchy")], recovered[("m1", "flat")]) == (1, 1)
+    assert sides["flat"]["recovered_calls"] == 1
+
+
+def write_catalog(data: Path) -> None:
+    """A two-category catalog in the public data layout: one MCP tool, two APIs, one query."""
+    tools: dict[str, list[dict[str, Any]]] = {
+        "livemcpbench": [
+            {
+                "id": "maps::geocode",
+                "name": "geocode",
+                "description": "Find the coordinates of a street address.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"address": {"type": "string"}},
+                    "required": ["address"],
+                },
+                "group": "maps",
+                "category": "Location",
+            }
+        ],
+        "stabletoolbench": [
+            {
+                "id": "parcels::track",
+                "name": "track",
+                "description": "Track a parcel by its tracking number.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"tracking_number": {"type": "string"}},
+                    "required": ["tracking_number"],
+                },
+                "group": "parcels",
+                "category": "Logistics",
+            },
+            {
+                "id": "parcels::health",
+                "name": "health",
+                "description": "Health of the parcel API.",
+                "input_schema": {"type": "object", "properties": {}},
+                "group": "parcels",
+                "category": "Logistics",
+            },
+        ],
+    }
+    for dataset, entries in tools.items():
+        (data / dataset).mkdir(parents=True)
+        (data / dataset / "catalog.jsonl").write_text(
+            "".join(json.dumps(e) + "\n" for e in entries)
+        )
+    query = {
+        "qid": "G1:1",
+        "query": "Where is my parcel CA107308006SI? Track it.",
+        "gold": ["parcels::track"],
+        "candidate_ids": ["parcels::track", "parcels::health"],
+    }
+    (data / "stabletoolbench" / "queries.jsonl").write_text(json.dumps(query) + "\n")
+
+
+def catalog_oracle(request: ChatRequest) -> AssistantTurn:
+    offered = {t["function"]["name"] for t in request.tools}
+    last = request.messages[-1]
+    if last.role == "tool" or last.content.startswith("Round ") or not offered:
+        return AssistantTurn(text="Tracked.")
+    if "logistics" in offered:
+        call = {"objective": "Track the parcel", "exact_input": "CA107308006SI"}
+        return AssistantTurn(tool_calls=[ToolCall(name="logistics", arguments=call)])
+    arguments = {"tracking_number": "CA107308006SI"}
+    return AssistantTurn(tool_calls=[ToolCall(name="parcels__track", arguments=arguments)])
+
+
+@pytest.mark.anyio
+async def test_the_large_catalog_scores_gold_calls_and_reports_when_flat_does_not_fit(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path)
+    model = ScriptedModel.from_function(catalog_oracle)
+    found = await run_catalog(
+        model, tmp_path, None, ["hierarchy", "retrieval", "flat"], top_k=2, context_tokens=50
+    )
+    assert (found["tools"], found["categories"]) == (3, 2)
+    sides = found["sides"]
+    assert sides["flat"] == {"tasks": 0, "does_not_fit": True}
+    assert (sides["hierarchy"]["accuracy"], sides["retrieval"]["accuracy"]) == (1.0, 1.0)
+    assert (sides["hierarchy"]["llm_calls"], sides["retrieval"]["llm_calls"]) == (4, 2)
+    fits = await run_catalog(model, tmp_path, None, ["flat"], context_tokens=16_384)
+    assert fits["sides"]["flat"]["accuracy"] == 1.0
+
+
+def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run(
+    tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    # The model writes its call as text; the OpenAI-compatible client reads it back.
+    call = '<tool_call>\n{"name": "parcels__track", "arguments": {"tracking_number": "CA1"}}'
+    llm_server.enqueue(
+        Reply(body=openai_text_reply(call)), Reply(body=openai_text_reply("On its way."))
+    )
+    out = tmp_path / "e2e.json"
+    argv = ["--base-url", llm_server.openai_base_url, "--model", "fake", "--set", "catalog"]
+    argv += ["--sides", "retrieval", "--data", str(tmp_path), "--out", str(out), "--limit", "1"]
+    argv += ["--quantisation", "Q4_K_M"]
+    assert main(argv) == 0
+    stored = json.loads(out.read_text())["runs"]["fake"]
+    assert (stored["model"], stored["quantisation"], stored["limit"]) == ("fake", "Q4_K_M", 1)
+    assert stored["machine"]["cores"] >= 1
+    retrieval = stored["catalog"]["sides"]["retrieval"]
+    assert (retrieval["accuracy"], retrieval["llm_calls"], retrieval["recovered_calls"]) == (
+        1.0,
+        2,
+        1,
+    )
+    assert llm_server.requests[0].body["max_tokens"] == 400
