@@ -20,10 +20,14 @@ from .category.events import RunEvent
 from .category.result import CategoryResult
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
+from .llm.recovery import unread_call_note
 from .llm.types import ChatRequest, Message, ToolCall
 from .router.manager import MetaManager
 
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
+
+#: Replies that look like an unreadable category call, answered per question.
+MAX_NUDGES = 2
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
 Your tools are categories: each one picks and runs its own concrete tools.
@@ -96,10 +100,17 @@ class MainAgent:
         system = Message(role="system", content=self.instructions)
         tools = self.meta.openai_tools()
         answer: str | None = None
+        nudges = 0
         for _ in range(self.max_rounds):
             reply = await self.model.complete(
                 ChatRequest(messages=[system, *history, *turn], tools=tools)
             )
+            if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
+                # It meant to call a category: say what went wrong rather than take it as the answer.
+                nudges += 1
+                turn.append(reply.as_message())
+                turn.append(Message(role="user", content=unread_call_note(reply.unread_call)))
+                continue
             if not reply.tool_calls:
                 answer = (reply.text or "").strip()
                 break

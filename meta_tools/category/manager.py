@@ -7,6 +7,7 @@ memory of past runs per session, shown to its LLM as context.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +19,7 @@ import jinja2
 from .._redaction import Redactor
 from ..exceptions import ConfigError, ModelError, ToolError, ToolNotFoundError
 from ..llm.base import ChatModel
+from ..llm.recovery import unread_call_note
 from ..llm.sampling import AnswerLater
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
@@ -60,6 +62,15 @@ def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return slug[:64] or "category"
+
+
+#: Replies that look like an unreadable tool call, answered per run before one counts as an answer.
+MAX_NUDGES = 2
+
+
+def _call_key(tool: str, arguments: Any) -> str:
+    """A call's identity: its tool and its arguments (key order aside)."""
+    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
@@ -307,6 +318,13 @@ class CategoryManager:
                 turn = await self._complete(run, schemas)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
+            if turn.unread_call and not turn.tool_calls and state.nudges < MAX_NUDGES:
+                # It meant to call a tool: say what went wrong rather than end the run.
+                state.nudges += 1
+                state.messages.append(turn.as_message())
+                note = unread_call_note(turn.unread_call)
+                state.messages.append(Message(role="user", content=note))
+                continue
             outcome = classify_turn(turn)
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
@@ -328,11 +346,24 @@ class CategoryManager:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
                 case Answered(text):
                     return self._result(run, "success", text or self._done_so_far(run))
-                case Calls(calls):
+                case Calls(calls, rejected):
                     if state.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run)
                     state.messages.append(turn.as_message())
-                    await self._execute(run, calls)
+                    only_repeats = await self._execute(run, calls)
+                    for call, problem in rejected:
+                        state.messages.append(
+                            Message(
+                                role="tool",
+                                tool_call_id=call.id,
+                                name=call.name,
+                                content=fence_result(call.name, False, problem),
+                            )
+                        )
+                    state.repeated_rounds = state.repeated_rounds + 1 if only_repeats else 0
+                    if state.repeated_rounds >= 2:
+                        # Told once to finish, it repeats again: end with what it has.
+                        return self._result(run, "success", self._results_so_far(run))
                     self.offer(run)
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
@@ -351,6 +382,7 @@ class CategoryManager:
             raise RunSuspended(point, later.params) from None
         await run.emit(lambda: self._model_called(state, schemas, turn, started))
         state.usage.llm_calls += 1
+        state.usage.recovered_calls += turn.recovered
         if turn.usage is not None:
             state.usage.prompt_tokens += turn.usage.prompt_tokens
             state.usage.completion_tokens += turn.usage.completion_tokens
@@ -390,9 +422,20 @@ class CategoryManager:
         decision = "more_tools" if isinstance(outcome, Calls) else "final"
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
 
-    async def _execute(self, run: Run, calls: list[ToolCall]) -> None:
+    async def _execute(self, run: Run, calls: list[ToolCall]) -> bool:
+        """Run one round's calls; True when every call repeated one that already succeeded."""
         state = run.state
         state.iteration += 1
+        # A call that already succeeded with the same arguments gets its earlier result back.
+        earlier = self._succeeded(state)
+        keys = {c.id: _call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
+        repeats = {c.id: earlier[keys[c.id]] for c in calls if keys[c.id] in earlier}
+        for call in calls:
+            if call.id in repeats:
+                state.messages.append(self._repeat_message(call, repeats[call.id]))
+        calls = [c for c in calls if c.id not in repeats]
+        if not calls:
+            return bool(repeats)
         # A withdrawn tool is not run again, even when the LLM still calls it.
         withdrawn = set(state.withdrawn)
         # At most `max_calls_per_round` run; the rest are answered, not started.
@@ -433,6 +476,25 @@ class CategoryManager:
                     result=execution.result,
                 )
             )
+        return False
+
+    def _succeeded(self, state: RunState) -> dict[str, Execution]:
+        """The run's successful executions by call (tool and arguments)."""
+        return {_call_key(e.tool, e.arguments): e for e in state.executions if e.ok}
+
+    def _repeat_message(self, call: ToolCall, earlier: Execution) -> Message:
+        note = (
+            f"This call already succeeded in round {earlier.round} with the same arguments and"
+            " was not run again. Its result is above; answer with it now."
+        )
+        fenced = fence_result(call.name, True, earlier.result or "")
+        return Message(
+            role="tool", tool_call_id=call.id, name=call.name, content=f"{fenced}\n{note}"
+        )
+
+    def _results_so_far(self, run: Run) -> str:
+        ok = [e for e in run.state.executions if e.ok]
+        return "\n".join(f"{e.tool}: {e.result}" for e in ok) or self._done_so_far(run)
 
     def _record(self, run: Run, outcome: ToolOutcome) -> Execution:
         """Add one outcome to the run's state, secrets scrubbed, output truncated."""

@@ -41,12 +41,15 @@ class Execution(_ValidText):
 
 
 class RunUsage(BaseModel):
+    """What a run cost; `recovered_calls` counts tool calls the model wrote as text."""
+
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wall_s: float = 0.0
     cache_hits: int = 0
     cache_misses: int = 0
+    recovered_calls: int = 0
 
 
 class CategoryResult(_ValidText):

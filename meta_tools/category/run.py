@@ -48,6 +48,10 @@ class RunState:
     """How many of `messages` a `ModelCalled` event has reported (each is reported once)."""
     past_runs: list[dict[str, str]] = field(default_factory=list)
     """The session's past runs (objective, summary) when this run started, shown to the LLM."""
+    nudges: int = 0
+    """Replies that looked like a tool call but could not be read, answered so far."""
+    repeated_rounds: int = 0
+    """Rounds in a row whose calls all repeated calls that had already succeeded."""
 
     @property
     def used(self) -> list[str]:

@@ -272,7 +272,9 @@ def _evaluate(node: ast.AST) -> Any:
 
 def calculate(
     expression: Annotated[
-        str, Field(description="An arithmetic expression, e.g. '(17 + 25) * 3 / sqrt(2)'.")
+        str,
+        # No sample expression here: small models copy a sample instead of the task's numbers.
+        Field(description="The arithmetic expression of the task, with + - * / ** and sqrt()."),
     ],
 ) -> dict[str, Any]:
     """Evaluate an arithmetic expression exactly as written (no variables, no code)."""

@@ -19,7 +19,14 @@ from typing import Any
 
 from .types import AssistantTurn, ChatRequest, ToolCall
 
-__all__ = ["RecoveringModel", "Recovery", "looks_like_call", "recover_calls", "recover_turn"]
+__all__ = [
+    "RecoveringModel",
+    "Recovery",
+    "looks_like_call",
+    "recover_calls",
+    "recover_turn",
+    "unread_call_note",
+]
 
 _DECODER = json.JSONDecoder()
 #: Tags, fences and separators that may surround or follow a call written as text.
@@ -140,6 +147,15 @@ def recover_calls(text: str, offered: Collection[str]) -> Recovery:
         why = "; ".join(dict.fromkeys(problems)) or "it is not valid JSON"
         return Recovery([], text, why)
     return Recovery([], text)
+
+
+def unread_call_note(problem: str) -> str:
+    """What the model is told when its reply looks like a tool call that could not be read."""
+    return (
+        f"Your reply looks like a tool call, but it could not be read: {problem}."
+        " Call the tool again through the tool-calling interface, with its arguments as a"
+        " JSON object, or answer in plain text."
+    )
 
 
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

@@ -1,0 +1,222 @@
+"""What small local models really sent (Qwen2.5-Coder 1.5B/0.5B behind llama.cpp), replayed.
+
+Each test replays the replies as they were seen: tool calls written as text in
+`content` (through the real openai SDK and the fake server, as llama-server
+returns them), an empty `request_input` mixed with real calls, and the same
+successful call repeated round after round.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from meta_tools import tool
+from meta_tools.agent import MainAgent
+from meta_tools.category.manager import CategoryManager
+from meta_tools.demo.dates import describe_date
+from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
+from meta_tools.router.manager import MetaManager
+from tests.fakes.llm_server import (
+    FakeLLMServer,
+    Reply,
+    openai_text_reply,
+    openai_tool_reply,
+    wire_tool_call,
+)
+
+pytestmark = pytest.mark.anyio
+
+CHRISTMAS = {"date": "2025-12-25"}
+CHRISTMAS_RESULT = json.dumps(describe_date("2025-12-25"))
+
+
+def dates(model: Any) -> CategoryManager:
+    return CategoryManager("Dates", "Weekdays and calendars.", [tool(describe_date)], model)
+
+
+def local_model(server: FakeLLMServer, **options: Any) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        "qwen2.5-coder-1.5b", base_url=server.openai_base_url, api_key="unused", **options
+    )
+
+
+def text(content: str) -> Reply:
+    return Reply(body=openai_text_reply(content))
+
+
+WRITTEN_CALLS = {
+    "bare": '{"name": "describe_date", "arguments": {"date": "2025-12-25"}}',
+    "json-fence": '```json\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n```',
+    "tool_result-tag": (
+        '<tool_result>\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n</tool_result>'
+    ),
+    "unparsed-tool_call": (
+        '<tool_call>\n{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n</tool_call>'
+    ),
+    "missing-brace": '{"name": "describe_date", "arguments": {"date": "2025-12-25"}',
+}
+
+
+@pytest.mark.parametrize("written", WRITTEN_CALLS.values(), ids=WRITTEN_CALLS.keys())
+async def test_a_call_written_as_text_runs_the_tool_in_two_llm_calls(
+    llm_server: FakeLLMServer, written: str
+) -> None:
+    llm_server.enqueue(text(written), text("2025-12-25 is a Thursday."))
+    async with local_model(llm_server) as model:
+        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert (result.status, result.summary) == ("success", "2025-12-25 is a Thursday.")
+    assert [(e.tool, e.arguments, e.ok) for e in result.executions] == [
+        ("describe_date", CHRISTMAS, True)
+    ]
+    assert (result.usage.llm_calls, result.usage.recovered_calls) == (2, 1)
+    # The recovered call goes back to the model as a real call, answered by a tool message.
+    sent = llm_server.requests[1].body["messages"]
+    assert sent[2]["tool_calls"][0]["function"]["name"] == "describe_date"
+    assert sent[3]["role"] == "tool" and "Thursday" in sent[3]["content"]
+
+
+async def test_several_calls_written_in_a_row_all_run(llm_server: FakeLLMServer) -> None:
+    written = (
+        '{"name": "describe_date", "arguments": {"date": "2025-12-25"}}\n'
+        '{"name": "describe_date", "arguments": {"date": "2026-01-01"}}'
+    )
+    llm_server.enqueue(text(written), text("Thursday and Thursday."))
+    async with local_model(llm_server) as model:
+        result = await dates(model).run("Weekdays", "2025-12-25 and 2026-01-01")
+    assert [e.arguments["date"] for e in result.executions] == ["2025-12-25", "2026-01-01"]
+    assert (result.status, result.usage.recovered_calls) == ("success", 2)
+
+
+async def test_a_call_that_cannot_be_read_is_answered_so_the_model_retries(
+    llm_server: FakeLLMServer,
+) -> None:
+    llm_server.enqueue(
+        text('{"name": "weekday_of", "arguments": {"date": "2025-12-25"}}'),
+        Reply(body=openai_tool_reply(wire_tool_call("c1", "describe_date", CHRISTMAS))),
+        text("Thursday."),
+    )
+    async with local_model(llm_server) as model:
+        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert (result.status, result.summary, result.usage.llm_calls) == ("success", "Thursday.", 3)
+    told = llm_server.requests[1].body["messages"][-1]
+    assert told == {
+        "role": "user",
+        "content": "Your reply looks like a tool call, but it could not be read: 'weekday_of' is"
+        " not one of the offered tools (decline, describe_date, request_input). Call the tool"
+        " again through the tool-calling interface, with its arguments as a JSON object, or"
+        " answer in plain text.",
+    }
+
+
+async def test_with_recovery_turned_off_a_written_call_is_the_text_it_was(
+    llm_server: FakeLLMServer,
+) -> None:
+    llm_server.enqueue(text(WRITTEN_CALLS["json-fence"]))
+    async with local_model(llm_server, recover_text_calls=False) as model:
+        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert (result.status, result.executions, result.usage.recovered_calls) == (
+        "no_suitable_tool",
+        [],
+        0,
+    )
+
+
+async def test_the_main_agent_recovers_a_category_call_written_in_tool_call_tags(
+    llm_server: FakeLLMServer,
+) -> None:
+    category_call = {"objective": "Weekday of the date", "exact_input": "2025-12-25"}
+    llm_server.enqueue(
+        text(
+            f"<tool_call>\n{json.dumps({'name': 'dates', 'arguments': category_call})}\n</tool_call>"
+        ),
+        text(WRITTEN_CALLS["bare"]),
+        text("Thursday."),
+        text("2025-12-25 is a Thursday."),
+    )
+    async with local_model(llm_server) as model:
+        meta = MetaManager([dates(model)])
+        answer = await MainAgent(model, meta).ask("What weekday is 2025-12-25?")
+    assert answer == "2025-12-25 is a Thursday."
+    last = llm_server.requests[3].body["messages"]
+    assert last[-2]["tool_calls"][0]["function"]["name"] == "dates"
+    assert json.loads(last[-1]["content"])["executions"][0]["tool"] == "describe_date"
+
+
+def calls(*items: tuple[str, dict[str, Any]]) -> AssistantTurn:
+    return AssistantTurn(tool_calls=[ToolCall(name=n, arguments=a) for n, a in items])
+
+
+async def test_an_empty_request_input_beside_real_calls_is_rejected_and_the_calls_run() -> None:
+    """The 0.5B model, after a successful round, sent `request_input {}` with a real call."""
+    model = ScriptedModel(
+        [
+            calls(("describe_date", CHRISTMAS)),
+            calls(("request_input", {}), ("describe_date", {"date": "2026-01-01"})),
+            AssistantTurn(text="Both are Thursdays."),
+        ]
+    )
+    result = await dates(model).run("Weekdays", "2025-12-25 and 2026-01-01")
+    assert (result.status, result.summary, result.question) == (
+        "success",
+        "Both are Thursdays.",
+        None,
+    )
+    assert [e.arguments["date"] for e in result.executions] == ["2025-12-25", "2026-01-01"]
+    rejected = [m for m in model.requests[2].messages if m.name == "request_input"]
+    assert [m.content for m in rejected] == [
+        '<tool_result tool="request_input" status="error">\nrequest_input is invalid: `question`'
+        " is missing or empty. Call request_input again with `question` filled in, or call the"
+        " tool that does the task.\n</tool_result>"
+    ]
+    model.assert_complete()
+
+
+async def test_an_empty_request_input_alone_is_answered_and_a_real_question_then_ends_the_run() -> (
+    None
+):
+    model = ScriptedModel(
+        [
+            calls(("request_input", {})),
+            calls(("request_input", {"missing": ["date"], "question": "Which date?"})),
+        ]
+    )
+    result = await dates(model).run("What weekday was my birthday?", "")
+    assert (result.status, result.question, result.missing) == (
+        "insufficient_input",
+        "Which date?",
+        ["date"],
+    )
+    model.assert_complete()
+
+
+async def test_a_call_repeated_round_after_round_ends_the_run_with_its_result() -> None:
+    """The 0.5B model called describe_date with the same date five rounds in a row."""
+    model = ScriptedModel([calls(("describe_date", CHRISTMAS))] * 5)
+    result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert result.status == "success"
+    assert result.summary == f"describe_date: {CHRISTMAS_RESULT}"
+    # It ran once; the first repeat got the earlier result and was told to finish.
+    assert [(e.tool, e.round) for e in result.executions] == [("describe_date", 1)]
+    assert (result.usage.llm_calls, model.remaining) == (3, 2)
+    repeat = model.requests[2].messages[-2]
+    assert repeat.content.endswith(
+        "This call already succeeded in round 1 with the same arguments and was not run again."
+        " Its result is above; answer with it now."
+    )
+    assert CHRISTMAS_RESULT in repeat.content
+
+
+async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() -> None:
+    model = ScriptedModel(
+        [
+            calls(("describe_date", CHRISTMAS)),
+            calls(("describe_date", {"date": "2025-12-25"})),
+            AssistantTurn(text="Thursday."),
+        ]
+    )
+    result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert (result.status, result.summary, len(result.executions)) == ("success", "Thursday.", 1)
+    model.assert_complete()
