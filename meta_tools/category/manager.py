@@ -7,7 +7,6 @@ memory of past runs per session, shown to its LLM as context.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -49,10 +48,12 @@ from .turns import (
     Declined,
     Outcome,
     Requested,
+    call_key,
     classify_turn,
-    fence_result,
     render_value,
+    repeat_message,
     task_message,
+    tool_message,
 )
 
 __all__ = ["CONTROL_TOOLS", "CategoryManager", "slugify"]
@@ -66,11 +67,6 @@ def slugify(name: str) -> str:
 
 #: Replies that look like an unreadable tool call, answered per run before one counts as an answer.
 MAX_NUDGES = 2
-
-
-def _call_key(tool: str, arguments: Any) -> str:
-    """A call's identity: its tool and its arguments (key order aside)."""
-    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
@@ -351,15 +347,7 @@ class CategoryManager:
                         return await self._summarize_at_limit(run)
                     state.messages.append(turn.as_message())
                     only_repeats = await self._execute(run, calls)
-                    for call, problem in rejected:
-                        state.messages.append(
-                            Message(
-                                role="tool",
-                                tool_call_id=call.id,
-                                name=call.name,
-                                content=fence_result(call.name, False, problem),
-                            )
-                        )
+                    state.messages.extend(tool_message(c, False, why) for c, why in rejected)
                     state.repeated_rounds = state.repeated_rounds + 1 if only_repeats else 0
                     if state.repeated_rounds >= 2:
                         # Told once to finish, it repeats again: end with what it has.
@@ -427,12 +415,12 @@ class CategoryManager:
         state = run.state
         state.iteration += 1
         # A call that already succeeded with the same arguments gets its earlier result back.
-        earlier = self._succeeded(state)
-        keys = {c.id: _call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
+        earlier = {call_key(e.tool, e.arguments): e for e in state.executions if e.ok}
+        keys = {c.id: call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
         repeats = {c.id: earlier[keys[c.id]] for c in calls if keys[c.id] in earlier}
         for call in calls:
             if call.id in repeats:
-                state.messages.append(self._repeat_message(call, repeats[call.id]))
+                state.messages.append(repeat_message(call, repeats[call.id]))
         calls = [c for c in calls if c.id not in repeats]
         if not calls:
             return bool(repeats)
@@ -478,20 +466,6 @@ class CategoryManager:
             )
         return False
 
-    def _succeeded(self, state: RunState) -> dict[str, Execution]:
-        """The run's successful executions by call (tool and arguments)."""
-        return {_call_key(e.tool, e.arguments): e for e in state.executions if e.ok}
-
-    def _repeat_message(self, call: ToolCall, earlier: Execution) -> Message:
-        note = (
-            f"This call already succeeded in round {earlier.round} with the same arguments and"
-            " was not run again. Its result is above; answer with it now."
-        )
-        fenced = fence_result(call.name, True, earlier.result or "")
-        return Message(
-            role="tool", tool_call_id=call.id, name=call.name, content=f"{fenced}\n{note}"
-        )
-
     def _results_so_far(self, run: Run) -> str:
         ok = [e for e in run.state.executions if e.ok]
         return "\n".join(f"{e.tool}: {e.result}" for e in ok) or self._done_so_far(run)
@@ -520,14 +494,7 @@ class CategoryManager:
         ):
             state.count_failure(call.name)
         state.executions.append(execution)
-        state.messages.append(
-            Message(
-                role="tool",
-                tool_call_id=call.id,
-                name=call.name,
-                content=fence_result(call.name, execution.ok, text),
-            )
-        )
+        state.messages.append(tool_message(call, execution.ok, text))
         return execution
 
     def _clip(self, text: str) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from .._lifecycle import is_cancellation
-from ..llm.types import AssistantTurn, ToolCall
+from ..llm.types import AssistantTurn, Message, ToolCall
 from ..tools.schema import RESERVED_TOOL_NAMES
+from .result import Execution
 
 __all__ = [
     "CONTROL_TOOLS",
@@ -29,11 +30,14 @@ __all__ = [
     "Declined",
     "Outcome",
     "Requested",
+    "call_key",
     "classify_turn",
     "fence_result",
     "read_task",
     "render_value",
+    "repeat_message",
     "task_message",
+    "tool_message",
 ]
 
 CONTROL_TOOLS: list[dict[str, Any]] = [
@@ -281,3 +285,25 @@ def fence_result(tool: str, ok: bool, text: str) -> str:
     body = _neutralise(text)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
     return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
+
+
+def tool_message(call: ToolCall, ok: bool, text: str) -> Message:
+    """The tool message answering `call`, its text fenced as data."""
+    return Message(
+        role="tool", tool_call_id=call.id, name=call.name, content=fence_result(call.name, ok, text)
+    )
+
+
+def call_key(tool: str, arguments: Any) -> str:
+    """A call's identity: its tool and its arguments (key order aside)."""
+    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
+
+
+def repeat_message(call: ToolCall, earlier: Execution) -> Message:
+    """The answer to a call that repeats `earlier` (a success): its result, and the order to finish."""
+    message = tool_message(call, True, earlier.result or "")
+    note = (
+        f"This call already succeeded in round {earlier.round} with the same arguments and"
+        " was not run again. Its result is above; answer with it now."
+    )
+    return message.model_copy(update={"content": f"{message.content}\n{note}"})
