@@ -20,7 +20,7 @@ import datetime as dt
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
 __all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo", "summarize"]
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
 DEMO_SIDES = ("hierarchy", "category", "flat")
 CATALOG_SIDES = ("hierarchy", "retrieval", "flat")
 _ASKING = ("?", "please provide", "please specify", "need")
@@ -94,8 +95,16 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
+Checkpoint = Callable[[list[dict[str, Any]]], None]
+"""Called with every row so far after each task on each side (a partial run is kept)."""
+
+
 async def run_demo(
-    model: ChatModel, tasks: Sequence[DemoTask], sides: Sequence[str]
+    model: ChatModel,
+    tasks: Sequence[DemoTask],
+    sides: Sequence[str],
+    *,
+    on_row: Checkpoint | None = None,
 ) -> dict[str, Any]:
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
@@ -114,8 +123,11 @@ async def run_demo(
                     correct, right_tool = score_demo(task, run)
                     row = {"task": task.id, "side": side, "correct": correct}
                     rows.append(row | {"right_tool": right_tool} | run.record())
+                    if on_row is not None:
+                        on_row(rows)
                     _say(f"  {task.id:4} {side:10} {'ok ' if correct else 'BAD'} {run.wall_s:7.1f}s"
-                         f"  {run.answer[:70]!r}")  # fmt: skip
+                         f" {run.llm_calls} calls {run.prompt_tokens} tok  {run.answer[:70]!r}"
+                         f"  {run.calls}")  # fmt: skip
     return {
         "tasks": [t.id for t in tasks],
         "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
@@ -131,6 +143,7 @@ async def run_catalog(
     *,
     top_k: int = 10,
     context_tokens: int = 16_384,
+    on_row: Checkpoint | None = None,
 ) -> dict[str, Any]:
     catalog = load_large_catalog(data)
     queries = catalog.queries[:limit] if limit else catalog.queries
@@ -154,8 +167,10 @@ async def run_catalog(
             success = run.error is None and bool(gold & set(run.ran))
             row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success}
             rows.append(row | run.record())
+            if on_row is not None:
+                on_row(rows)
             _say(f"  {query['qid'][:18]:18} {side:10} {'ok ' if success else 'BAD'} {run.wall_s:7.1f}s"
-                 f"  ran {run.ran[:3]}")  # fmt: skip
+                 f" {run.llm_calls} calls {run.prompt_tokens} tok  {run.calls[:3]}")  # fmt: skip
     summary = {s: summarize([r for r in rows if r["side"] == s]) for s in sides}
     if "flat" in sides and not fits:
         summary["flat"] = {"tasks": 0, "does_not_fit": True}
@@ -235,22 +250,53 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _store(out: Path, model: str, record: dict[str, Any]) -> None:
+    """Add (or update) the run of `model` in the results file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stored: dict[str, Any] = (
+        json.loads(out.read_text()) if out.exists() else {"benchmark": "e2e", "runs": {}}
+    )
+    stored["runs"][model] = stored["runs"].get(model, {}) | record
+    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False) + "\n")
+
+
+def _checkpoint(out: Path, model: str, record: dict[str, Any], name: str) -> Checkpoint:
+    def save(rows: list[dict[str, Any]]) -> None:
+        sides = {
+            s: summarize([r for r in rows if r["side"] == s]) for s in {r["side"] for r in rows}
+        }
+        _store(out, model, record | {name: {"partial": True, "sides": sides, "runs": rows}})
+
+    return save
+
+
 async def _run_sets(
     args: argparse.Namespace, model: ChatModel, wanted: list[str] | None, record: dict[str, Any]
 ) -> None:
+    out = args.out or RESULTS / "e2e.json"
     try:
         if args.set in ("demo", "both"):
             tasks = interleaved(TASKS)[: args.limit] if args.limit else interleaved(TASKS)
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
-            record["demo"] = await run_demo(model, tasks, sides)
+            save = _checkpoint(out, args.model, record, "demo")
+            record["demo"] = await run_demo(model, tasks, sides, on_row=save)
+            _store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
         if args.set in ("catalog", "both"):
             sides = [s for s in CATALOG_SIDES if wanted is None or s in wanted]
+            save = _checkpoint(out, args.model, record, "catalog")
             found = await run_catalog(
-                model, args.data, args.limit, sides, top_k=args.top_k, context_tokens=args.context
+                model,
+                args.data,
+                args.limit,
+                sides,
+                top_k=args.top_k,
+                context_tokens=args.context,
+                on_row=save,
             )
             record["catalog"] = found
+            _store(out, args.model, record)
             _say(show(f"large catalog ({found['tools']} tools), {args.model}", found["sides"]))
     finally:
         close = getattr(model, "aclose", None)
@@ -259,7 +305,7 @@ async def _run_sets(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .run import RESULTS, machine
+    from .run import machine
 
     args = parse(argv)
     wanted = args.sides.split(",") if args.sides else None
@@ -274,12 +320,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         "options": {"max_tokens": args.max_tokens, "temperature": args.temperature},
     }
     asyncio.run(_run_sets(args, model, wanted, record))
-    out = args.out or RESULTS / "e2e.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stored: dict[str, Any] = (
-        json.loads(out.read_text()) if out.exists() else {"benchmark": "e2e", "runs": {}}
-    )
-    stored["runs"][args.model] = stored["runs"].get(args.model, {}) | record
-    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False) + "\n")
-    _say(f"-> {out}")
+    _say(f"-> {args.out or RESULTS / 'e2e.json'}")
     return 0

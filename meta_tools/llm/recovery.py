@@ -31,7 +31,8 @@ __all__ = [
 _DECODER = json.JSONDecoder()
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
-_CALL_HINT = re.compile(r'"(?:name|function|arguments|parameters)"\s*:|<\s*tool_call', re.I)
+#: What is left of a call whose JSON did not parse: an object opening on its name, or the tag.
+_CALL_HINT = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call', re.I)
 _MAX_MISSING_BRACES = 3
 
 
@@ -51,7 +52,7 @@ class Recovery:
 
 
 def looks_like_call(text: str) -> bool:
-    """True when `text` has the marks of a tool call (a `"name":` key, a `<tool_call>` tag)."""
+    """True when `text` has the marks of a tool call (`{"name": ...`, a `<tool_call>` tag)."""
     return bool(_CALL_HINT.search(text))
 
 
@@ -63,7 +64,8 @@ def _as_call(value: Any, offered: Collection[str]) -> tuple[ToolCall | None, str
     if isinstance(inner, dict):  # the OpenAI wire shape {"type": "function", "function": {...}}
         value = inner
     name = value.get("name")
-    if not isinstance(name, str):
+    shaped = "arguments" in value or "parameters" in value or set(value) == {"name"}
+    if not isinstance(name, str) or not shaped:  # data that has a name, not a call
         return None, None
     arguments: Any = value.get("arguments", value.get("parameters", {}))
     if isinstance(arguments, str):
@@ -124,8 +126,11 @@ def recover_calls(text: str, offered: Collection[str]) -> Recovery:
     calls: list[ToolCall] = []
     problems: list[str] = []
     kept: list[str] = []
-    position = 0
+    undecoded: list[str] = []
+    position = decoded_end = 0
     for start, end, value in _objects(text):
+        undecoded.append(text[decoded_end:start])
+        decoded_end = end
         found: list[ToolCall] = []
         for item in value if isinstance(value, list) else [value]:
             call, problem = _as_call(item, offered)
@@ -138,14 +143,16 @@ def recover_calls(text: str, offered: Collection[str]) -> Recovery:
             kept.append(text[position:start])
             position = end
     kept.append(text[position:])
+    undecoded.append(text[decoded_end:])
     rest = "".join(kept)
     if calls:
         # What is left around the calls is only wrapping (tags, fences) when nothing else was said.
         rest = "" if _WRAPPING.fullmatch(rest) else rest.strip()
         return Recovery(calls, rest)
-    if looks_like_call(text):
-        why = "; ".join(dict.fromkeys(problems)) or "it is not valid JSON"
-        return Recovery([], text, why)
+    if problems:
+        return Recovery([], text, "; ".join(dict.fromkeys(problems)))
+    if looks_like_call("".join(undecoded)):
+        return Recovery([], text, "it is not valid JSON")
     return Recovery([], text)
 
 

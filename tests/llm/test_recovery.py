@@ -129,3 +129,16 @@ async def test_recovering_model_recovers_the_wrapped_models_text_calls() -> None
     assert [(c.name, c.arguments, turn.recovered) for c in turn.tool_calls] == [
         ("calc_add", {"a": 2, "b": 2}, 1)
     ]
+
+
+def test_an_answer_quoting_json_data_is_neither_a_call_nor_flagged() -> None:
+    quoted = (
+        'Result: {"category": "Math", "status": "success", "executions": [{"tool": "calculate",'
+        ' "arguments": {"expression": "17 * 23"}, "result": "391"}]}'
+    )
+    person = 'The record is {"name": "Bob", "age": 3}.'
+    for text in (quoted, person):
+        assert (recover_calls(text, OFFERED).calls, recover_calls(text, OFFERED).problem) == (
+            [],
+            None,
+        )
