@@ -157,8 +157,31 @@ def test_run_with_json_prints_only_the_category_result(
             "completion_tokens": 10,
             "cache_hits": 0,
             "cache_misses": 0,
+            "recovered_calls": 0,
         },
     }
+
+
+def test_run_without_a_model_section_uses_the_openai_environment_variables(
+    workdir: Path, llm_server: FakeLLMServer
+) -> None:
+    write_config(workdir, CATEGORIES)
+    llm_server.enqueue(
+        Reply(body=openai_text_reply('{"name": "shout", "arguments": {"text": "hi"}}')),
+        Reply(body=openai_text_reply("HI")),
+    )
+    env = {
+        "OPENAI_API_KEY": "k",
+        "OPENAI_MODEL": "qwen2.5-coder-1.5b",
+        "OPENAI_BASE_URL": llm_server.openai_base_url,
+    }
+    done = invoke(
+        "run", "Text", "-o", "Shout", "-i", "hi", "--json", "-t", "cli_sample_tools", env=env
+    )
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    assert (result["summary"], result["usage"]["recovered_calls"]) == ("HI", 1)
+    assert [r.body["model"] for r in llm_server.requests] == ["qwen2.5-coder-1.5b"] * 2
 
 
 def test_validate_a_good_config_exits_zero_and_prints_its_warnings(workdir: Path) -> None:
