@@ -247,6 +247,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--top-k", type=int, default=10, help="tools offered by retrieval")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
     parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
+    parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
     return parser.parse_args(argv)
 
 
@@ -309,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parse(argv)
     wanted = args.sides.split(",") if args.sides else None
-    model = build_model(args)
+    model = CountingModel(build_model(args), log=args.log) if args.log else build_model(args)
     record: dict[str, Any] = {
         "model": args.model,
         "base_url": args.base_url,

@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from meta_tools.agent import AgentStep, CategoryReturned, MainAgent
@@ -45,20 +46,42 @@ class Counted:
 
 
 class CountingModel:
-    """A `ChatModel` that adds up the calls and tokens of the model it wraps."""
+    """A `ChatModel` that adds up the calls and tokens of the model it wraps.
 
-    def __init__(self, model: ChatModel) -> None:
+    With `log`, every turn (its text and calls) is appended to that JSON-lines
+    file, to read what the model did.
+    """
+
+    def __init__(self, model: ChatModel, *, log: Path | None = None) -> None:
         self.model = model
         self.counted = Counted()
+        self.log = log
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         turn = await self.model.complete(request)
+        if self.log is not None:
+            entry = {
+                "offered": [t["function"]["name"] for t in request.tools][:8],
+                "last": request.messages[-1].content[:200],
+                "text": (turn.text or "")[:600],
+                "calls": [(c.name, c.arguments) for c in turn.tool_calls],
+                "recovered": turn.recovered,
+                "unread": turn.unread_call,
+            }
+            with self.log.open("a") as file:
+                file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
         self.counted.llm_calls += 1
         self.counted.recovered_calls += turn.recovered
         if turn.usage is not None:
             self.counted.prompt_tokens += turn.usage.prompt_tokens
             self.counted.completion_tokens += turn.usage.completion_tokens
         return turn
+
+    async def aclose(self) -> None:
+        """Close the wrapped model, if it has anything to close."""
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            await close()
 
     def take(self) -> Counted:
         """What was counted since the last `take`."""

@@ -421,7 +421,10 @@ class CategoryManager:
         for call in calls:
             if call.id in repeats:
                 state.messages.append(repeat_message(call, repeats[call.id]))
-        calls = [c for c in calls if c.id not in repeats]
+        # The same call twice in one turn runs once; the copies get its result.
+        first: dict[str, ToolCall] = {}
+        copies = [(c, first.setdefault(keys[c.id], c)) for c in calls if c.id not in repeats]
+        calls = [c for c, original in copies if c is original]
         if not calls:
             return bool(repeats)
         # A withdrawn tool is not run again, even when the LLM still calls it.
@@ -448,6 +451,11 @@ class CategoryManager:
         state.usage.cache_hits += sum(o.cached is True for o in outcomes)
         state.usage.cache_misses += sum(o.cached is False for o in outcomes)
         recorded = [self._record(run, o) for o in outcomes]
+        by_call = {e_call.id: e for e_call, e in zip(calls, recorded, strict=True)}
+        for copy, original in copies:
+            if copy is not original:
+                done = by_call[original.id]
+                state.messages.append(tool_message(copy, done.ok, done.result or done.error or ""))
         for outcome, execution in zip(outcomes, recorded, strict=True):
             await run.emit(
                 partial(

@@ -179,16 +179,41 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     }
     recovery = recover_calls(turn.text, offered)
     if recovery.calls:
+        properties = {
+            str(tool["function"].get("name")): tool["function"]
+            .get("parameters", {})
+            .get("properties", {})
+            for tool in request.tools
+            if "function" in tool
+        }
+        calls = [
+            _without_schema_echo(call, properties.get(call.name, {})) for call in recovery.calls
+        ]
         return turn.model_copy(
             update={
                 "text": recovery.text or None,
-                "tool_calls": recovery.calls,
-                "recovered": len(recovery.calls),
+                "tool_calls": calls,
+                "recovered": len(calls),
             }
         )
     if recovery.problem is not None:
         return turn.model_copy(update={"unread_call": recovery.problem})
     return turn
+
+
+#: JSON-schema words a small model copies from the tool's schema into its arguments.
+_SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties", "$schema"})
+
+
+def _without_schema_echo(call: ToolCall, properties: dict[str, Any]) -> ToolCall:
+    """`call` without the schema words it copied into its arguments (unless they are parameters)."""
+    if not isinstance(call.arguments, dict):
+        return call
+    echoed = [k for k in call.arguments if k in _SCHEMA_WORDS and k not in properties]
+    if not echoed:
+        return call
+    arguments = {k: v for k, v in call.arguments.items() if k not in echoed}
+    return call.model_copy(update={"arguments": arguments})
 
 
 class RecoveringModel:

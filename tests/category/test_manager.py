@@ -272,7 +272,8 @@ async def test_a_model_that_keeps_failing_gives_status_failed_with_what_was_done
 
 
 async def test_three_slow_tools_in_one_round_run_in_parallel() -> None:
-    model = ScriptedModel([calls(*[("nap", {"seconds": 1})] * 3), AssistantTurn(text="rested")])
+    naps = [("nap", {"seconds": s}) for s in (1, 0.99, 0.98)]  # identical calls would run once
+    model = ScriptedModel([calls(*naps), AssistantTurn(text="rested")])
     started = time.perf_counter()
     result = await manager(model, nap).run("Rest", "three times")
     assert time.perf_counter() - started < 2.0

@@ -220,3 +220,30 @@ async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() ->
     result = await dates(model).run("What weekday is this date?", "2025-12-25")
     assert (result.status, result.summary, len(result.executions)) == ("success", "Thursday.", 1)
     model.assert_complete()
+
+
+async def test_schema_words_copied_into_written_arguments_are_dropped(
+    llm_server: FakeLLMServer,
+) -> None:
+    """The 0.5B model wrote the schema's `required` list into its arguments."""
+    echoed = '{"name": "describe_date", "arguments": {"date": "2025-12-25", "required": ["date"]}}'
+    llm_server.enqueue(text(echoed), text("Thursday."))
+    async with local_model(llm_server) as model:
+        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert [(e.arguments, e.ok) for e in result.executions] == [(CHRISTMAS, True)]
+    assert result.summary == "Thursday."
+
+
+async def test_the_same_call_written_several_times_in_one_turn_runs_once(
+    llm_server: FakeLLMServer,
+) -> None:
+    """The 0.5B model wrote one call seven times in a row, the last cut off by the reply cap."""
+    call = '{"name": "describe_date", "arguments": {"date": "2025-12-25"}}'
+    written = "\n".join([call] * 6) + '\n{"name": "describe_date", "arguments": {"date'
+    llm_server.enqueue(text(written), text("Thursday."))
+    async with local_model(llm_server) as model:
+        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert [(e.tool, e.round) for e in result.executions] == [("describe_date", 1)]
+    assert (result.summary, result.usage.recovered_calls) == ("Thursday.", 6)
+    answered = [m for m in llm_server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert len(answered) == 6 and all("Thursday" in m["content"] for m in answered)
