@@ -43,11 +43,11 @@ class LargeCatalog:
         managers = []
         for category, tools in sorted(grouped.items()):
             services = sorted({str(t.entry.get("group") or "") for t in tools} - {""})
-            shown = ", ".join(services[:8]) + (", ..." if len(services) > 8 else "")
+            shown = ", ".join(services[:3]) + (", ..." if len(services) > 3 else "")
             managers.append(
                 CategoryManager(
                     category,
-                    f"{category} tools ({len(tools)}), from the services {shown}.",
+                    f"{category}: {len(tools)} tools ({shown}).",
                     tools,
                     model,
                     max_tools_per_prompt=max_tools_per_prompt,

@@ -17,11 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from meta_tools.agent import AgentStep, CategoryReturned, MainAgent
+from meta_tools.agent import MAX_NUDGES, AgentStep, CategoryReturned, MainAgent
 from meta_tools.category.result import CategoryResult
 from meta_tools.category.turns import render_value
 from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.recovery import unread_call_note
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
@@ -179,9 +180,16 @@ async def ask_flat(
         Message(role="system", content=FLAT_INSTRUCTIONS),
         Message(role="user", content=prompt),
     ]
+    nudges = 0
     try:
         for _ in range(max_rounds):
             turn = await counter.complete(ChatRequest(messages=list(messages), tools=schemas))
+            if not turn.tool_calls and turn.unread_call and nudges < MAX_NUDGES:
+                # As the main agent does: a call it could not read is answered, not taken as the answer.
+                nudges += 1
+                messages.append(turn.as_message())
+                messages.append(Message(role="user", content=unread_call_note(turn.unread_call)))
+                continue
             if not turn.tool_calls:
                 run.answer = (turn.text or "").strip()
                 break

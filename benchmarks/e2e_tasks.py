@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from meta_tools.llm.recovery import looks_like_call
+
 __all__ = ["FILES", "TASKS", "DemoTask", "Route", "interleaved"]
 
 Kind = Literal["answer", "ask", "decline"]
@@ -47,14 +49,28 @@ class DemoTask:
     tools: tuple[frozenset[str], ...] = field(default_factory=tuple)
 
     def answered(self, text: str) -> bool:
-        """Every expected value appears in `text` (case, spaces and thousands separators aside)."""
+        """Every expected value appears in `text` (case, spaces and thousands separators aside).
+
+        A number counts only as a whole number (`9` is not found in `19` or `0.9`); a
+        reply that is itself a tool call (written as text, not run) answers nothing.
+        """
+        if looks_like_call(text):
+            return False
         seen = _normal(text)
-        return all(any(_normal(option) in seen for option in options) for options in self.expect)
+        return all(any(_found(_normal(o), seen) for o in options) for options in self.expect)
 
 
 def _normal(text: str) -> str:
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text.lower())
     return re.sub(r"\s+", " ", text)
+
+
+def _found(value: str, text: str) -> bool:
+    if not re.fullmatch(r"[\d.]+", value):
+        return value in text
+    # Decimals may go on (16.09 in 16.0934); integers may not (9 is not in 19, 90 or 9.5).
+    tail = "" if "." in value else r"(?![\d]|\.\d)"
+    return re.search(rf"(?<![\w.]){re.escape(value)}{tail}", text) is not None
 
 
 def _task(

@@ -46,6 +46,10 @@ def test_answers_are_checked_by_value_whatever_the_spelling() -> None:
     assert x1.answered("It is a **Friday**, and 365 × 24 = 8,760.")
     assert not x1.answered("It is a Friday.")
     assert by_id["m5"].answered("100 °F is 37.78 °C")
+    assert by_id["m4"].answered("10 mi = 16.09344 km")
+    # A number is found only whole, and a reply that is a tool call answers nothing.
+    assert not by_id["t1"].answered("It has 19 words, 0.9 of them short.")
+    assert not by_id["t1"].answered('```json\n{"name": "text_statistics", "arguments": {"top": 9}}')
 
 
 def test_scoring_asks_for_the_right_tools_a_question_or_no_tool_at_all() -> None:
