@@ -243,6 +243,7 @@ class CategoryManager:
             max_iterations=self.max_iterations,
             withdrawn=list(state.withdrawn),
             past_runs=state.past_runs,
+            repeated=state.repeated_rounds > 0,
         )
         return template.render(variables)
 

@@ -30,6 +30,7 @@ class PromptVariables(TypedDict):
     max_iterations: int
     withdrawn: list[str]
     past_runs: list[dict[str, str]]
+    repeated: bool
 
 
 VARIABLES = PromptVariables.__required_keys__
@@ -38,6 +39,7 @@ _SAMPLE = PromptVariables(
     description="A sample category.",
     tool_usage_notes="notes",
     tools=[{"name": "t", "description": "d"}],
+    repeated=False,
     objective="o",
     exact_input="i",
     iteration=1,

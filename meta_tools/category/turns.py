@@ -300,10 +300,9 @@ def call_key(tool: str, arguments: Any) -> str:
 
 
 def repeat_message(call: ToolCall, earlier: Execution) -> Message:
-    """The answer to a call that repeats `earlier` (a success): its result, and the order to finish."""
-    message = tool_message(call, True, earlier.result or "")
-    note = (
-        f"This call already succeeded in round {earlier.round} with the same arguments and"
-        " was not run again. Its result is above; answer with it now."
-    )
-    return message.model_copy(update={"content": f"{message.content}\n{note}"})
+    """The answer to a call that repeats `earlier` (a success): the earlier result, as data.
+
+    The order to finish goes in the evaluation prompt (`repeated`), not here: a small
+    model copies text it finds beside a result into its answer.
+    """
+    return tool_message(call, True, earlier.result or "")

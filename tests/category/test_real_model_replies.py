@@ -201,12 +201,16 @@ async def test_a_call_repeated_round_after_round_ends_the_run_with_its_result() 
     # It ran once; the first repeat got the earlier result and was told to finish.
     assert [(e.tool, e.round) for e in result.executions] == [("describe_date", 1)]
     assert (result.usage.llm_calls, model.remaining) == (3, 2)
-    repeat = model.requests[2].messages[-2]
-    assert repeat.content.endswith(
-        "This call already succeeded in round 1 with the same arguments and was not run again."
-        " Its result is above; answer with it now."
+    repeat, evaluation = model.requests[2].messages[-2:]
+    assert (
+        repeat.content
+        == f'<tool_result tool="describe_date" status="ok">\n{CHRISTMAS_RESULT}\n</tool_result>'
     )
-    assert CHRISTMAS_RESULT in repeat.content
+    assert evaluation.content.splitlines()[1] == (
+        "- Those calls had already worked and were not run again: their results are above."
+        " Reply with the answer now. Call no tool."
+    )
+    assert "already worked and were not run" not in model.requests[1].messages[-1].content
 
 
 async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() -> None:
