@@ -59,6 +59,7 @@ _EMPTY_SAMPLE = PromptVariables(
     max_iterations=1,
     withdrawn=[],
     past_runs=[],
+    repeated=True,
 )
 
 
