@@ -76,8 +76,8 @@ def build() -> MCPServer:
         return text
 
     @server.tool()
-    def pid() -> int:
-        """The server's process id."""
+    def pid(label: str = "") -> int:
+        """The server's process id (`label` tells two asks apart: an identical call is not run twice)."""
         return os.getpid()
 
     return server

@@ -207,7 +207,7 @@ async def test_a_json_rpc_error_reply_is_a_tool_error_not_a_lost_connection_or_t
                     ),
                 ]
             ),
-            call("pid"),
+            call("pid", {"label": "after"}),
             AssistantTurn(text="ok"),
         ]
     )
