@@ -118,7 +118,7 @@ TASKS: list[DemoTask] = [
     _task("d8", "dates", "How many whole weeks are there from 2025-01-01 to 2025-12-31?", [(D, "Weeks between two dates", "2025-01-01 and 2025-12-31")], ["52"], ["date_difference"]),
     _task("d9", "dates", "How many days does February 2028 have?", [(D, "Length of the month", "February 2028")], ["29"], [("month_calendar", "describe_date")]),
     # -- Text Analysis ----------------------------------------------------------------
-    _task("t1", "text", "How many words are in: 'The quick brown fox jumps over the lazy dog'?", [(T, "Count the words", "The quick brown fox jumps over the lazy dog")], ["9"], ["text_statistics"]),
+    _task("t1", "text", "How many words are in: 'The quick brown fox jumps over the lazy dog'?", [(T, "How many words are in the text?", "The quick brown fox jumps over the lazy dog")], ["9"], ["text_statistics"]),
     _task("t2", "text", "How many sentences are in: 'I came. I saw. I conquered.'?", [(T, "Count the sentences", "I came. I saw. I conquered.")], ["3"], ["text_statistics"]),
     _task("t3", "text", "On which line does 'error' appear in this log: 'ok\\nwarning\\nerror: disk full\\nok'?", [(T, "Find the line with 'error'", "text: 'ok\\nwarning\\nerror: disk full\\nok', query: error")], ["3"], ["search_text"]),
     _task("t4", "text", "How many times does 'cat' occur in 'cat dog cat bird cat'?", [(T, "Count occurrences of 'cat'", "text: 'cat dog cat bird cat', query: cat")], ["3"], [("search_text", "text_statistics")]),
