@@ -145,6 +145,7 @@ def check(result: mcp_types.CallToolResult, index: int, token: int) -> str | Non
             "completion_tokens": 0,
             "cache_hits": 0,
             "cache_misses": 0,
+            "recovered_calls": 0,
         },
     }
     if got != expected:

@@ -130,6 +130,7 @@ def assert_shouted(result: mcp_types.CallToolResult) -> None:
             "wall_s": 0,
             "cache_hits": 0,
             "cache_misses": 0,
+            "recovered_calls": 0,
         },
     }
 
