@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .exceptions import ConfigError
@@ -162,22 +162,17 @@ def check_shape(raw: Any) -> list[str]:
     otherwise surface later as a `ValueError` from the OS (paths, commands).
     """
     problems: list[str] = []
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
-    while stack:
-        loc, value = stack.pop()
+    for loc, value in _nodes(raw):
         if len(loc) > MAX_DEPTH:
             return [
                 f"{json_path(_as_loc(loc[:MAX_DEPTH]))}: nested more than {MAX_DEPTH} levels deep"
             ]
         if isinstance(value, Mapping):
-            for key, item in value.items():
-                if "\0" in str(key) or _SURROGATE.search(str(key)):
-                    problems.append(
-                        f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
-                    )
-                stack.append(((*loc, key), item))
-        elif isinstance(value, list):
-            stack.extend(((*loc, index), item) for index, item in enumerate(value))
+            problems.extend(
+                f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
+                for key in value
+                if "\0" in str(key) or _SURROGATE.search(str(key))
+            )
         elif isinstance(value, str) and "\0" in value:
             problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
         elif isinstance(value, str) and _SURROGATE.search(value):
@@ -188,14 +183,18 @@ def check_shape(raw: Any) -> list[str]:
 
 
 def _objects(raw: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """Every JSON object in `raw` with its location, walked without recursion."""
-    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    """Every JSON object in `raw` with its location, in the order of their paths."""
+    found = [(loc, value) for loc, value in _nodes(raw) if isinstance(value, dict)]
+    return sorted(found, key=lambda item: [str(p) for p in item[0]])
+
+
+def _nodes(raw: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every value in `raw` with its location, walked without recursion (any depth is safe)."""
     stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
     while stack:
         loc, value = stack.pop()
-        if isinstance(value, dict):
-            found.append((loc, value))
+        yield loc, value
+        if isinstance(value, Mapping):
             stack.extend(((*loc, k), v) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend(((*loc, i), v) for i, v in enumerate(value))
-    return sorted(found, key=lambda item: [str(p) for p in item[0]])
