@@ -24,7 +24,15 @@ from ..router.sources import ToolSources
 from ..tools.base import BaseTool
 from ..tools.cache import unwrap
 from ..tools.mcp.tool import McpServerTool
-from .app import DEFAULT_CONFIG, ConfigOption, ToolsOption, _errors, _fail, _load_tools, app
+from .common import (
+    DEFAULT_CONFIG,
+    ConfigOption,
+    ToolsOption,
+    _errors,
+    _fail,
+    _load_tools,
+    app,
+)
 
 __all__ = ["group"]
 
