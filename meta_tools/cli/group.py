@@ -31,6 +31,7 @@ from .common import (
     _errors,
     _fail,
     _load_tools,
+    _stderr,
     app,
 )
 
@@ -75,7 +76,7 @@ def group(
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
-    err = Console(stderr=True, highlight=False)
+    err = _stderr()
     with _errors(ctx):
         if by not in ("topic", "server"):
             _fail(f"--by must be 'topic' or 'server', not {by!r}")
