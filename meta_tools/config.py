@@ -10,7 +10,7 @@ are listed in `SECTIONS`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -52,6 +52,7 @@ __all__ = [
     "StdioServerConfig",
     "check_shape",
     "expand_env",
+    "field_loc",
     "json_path",
     "json_syntax_problem",
     "parse_json",
@@ -60,6 +61,8 @@ __all__ = [
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
 """Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
 _IGNORED = ("$schema", "$comment")
+_SERVER_TAGS = ("stdio", "streamable_http", "sse")
+"""The `McpServerConfig` union's tags, which pydantic puts in error locations."""
 _SECRET_FIELDS = frozenset({"state_keys", "redis_url"})
 """Fields whose values a config error never quotes (keys; URLs may hold a password)."""
 
@@ -349,14 +352,15 @@ class MetaToolsConfig(_Strict):
         return self._secrets
 
 
+def field_loc(loc: Iterable[int | str]) -> list[int | str]:
+    """A pydantic error location as the file has it: without the server union's tag steps."""
+    return [p for p in loc if not (isinstance(p, str) and p in _SERVER_TAGS)]
+
+
 def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
     problems: list[str] = []
     for err in exc.errors(include_url=False):
-        loc = [
-            p
-            for p in err["loc"]
-            if not (isinstance(p, str) and p in ("stdio", "streamable_http", "sse"))
-        ]
+        loc = field_loc(err["loc"])
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
