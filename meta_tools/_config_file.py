@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ._text import SURROGATE
 from .exceptions import ConfigError
 
 __all__ = [
@@ -35,7 +36,6 @@ SECTIONS = (
 )
 """Top-level keys that are sections; every other key of the file is a category."""
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_syntax_problem(text: str, exc: json.JSONDecodeError) -> str:
@@ -171,11 +171,11 @@ def check_shape(raw: Any) -> list[str]:
             problems.extend(
                 f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
                 for key in value
-                if "\0" in str(key) or _SURROGATE.search(str(key))
+                if "\0" in str(key) or SURROGATE.search(str(key))
             )
         elif isinstance(value, str) and "\0" in value:
             problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
-        elif isinstance(value, str) and _SURROGATE.search(value):
+        elif isinstance(value, str) and SURROGATE.search(value):
             problems.append(
                 f"{json_path(_as_loc(loc))}: contains an unpaired surrogate (\\ud800-\\udfff)"
             )
