@@ -7,8 +7,10 @@ duplicate keys, absurd nesting, `${VAR}` expansion, and the JSON path of a probl
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ._text import SURROGATE
@@ -22,6 +24,7 @@ __all__ = [
     "json_path",
     "json_syntax_problem",
     "parse_json",
+    "read_json",
 ]
 
 SECTIONS = (
@@ -118,6 +121,24 @@ def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
 
 #: Deeper nesting than this is no config anyone wrote: refused before it can exhaust the stack.
 MAX_DEPTH = 32
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON in the file at `path` (see `parse_json`).
+
+    Raises:
+        ConfigError: naming the file: it cannot be read, is not UTF-8, or is not valid JSON.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
+        ) from None
+    return parse_json(text, str(file))
 
 
 def parse_json(text: str, source: str) -> Any:

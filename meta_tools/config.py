@@ -31,6 +31,7 @@ from ._config_file import (
     json_path,
     json_syntax_problem,
     parse_json,
+    read_json,
 )
 from ._redaction import Redactor
 from ._suggest import did_you_mean
@@ -56,6 +57,7 @@ __all__ = [
     "json_path",
     "json_syntax_problem",
     "parse_json",
+    "read_json",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
@@ -272,15 +274,7 @@ class MetaToolsConfig(_Strict):
             ConfigError: listing every problem, each naming the file and the field.
         """
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
-            ) from None
-        raw = parse_json(text, str(file))
+        raw = read_json(file)
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod

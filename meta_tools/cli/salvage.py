@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import MetaToolsConfig, check_shape, expand_env, field_loc, parse_json
+from ..config import MetaToolsConfig, check_shape, expand_env, field_loc, read_json
 from ..exceptions import ConfigError
 
 __all__ = ["salvage"]
@@ -27,8 +27,8 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
     """The config at `path` with every invalid part removed; None if nothing usable is left."""
     file = Path(path)
     try:
-        raw = parse_json(file.read_text(encoding="utf-8"), str(file))
-    except (OSError, UnicodeDecodeError, ConfigError):
+        raw = read_json(file)
+    except ConfigError:
         return None
     if not isinstance(raw, Mapping) or check_shape(raw):  # too deep or not text: nothing to save
         return None
