@@ -12,7 +12,7 @@ import anyio
 import typer
 from rich.console import Console
 
-from ..config import SECTIONS, CategoryConfig, MetaToolsConfig
+from ..config import SECTIONS, CategoryConfig, MetaToolsConfig, read_json
 from ..exceptions import ConfigError, ModelError
 from ..grouping.check import CategoryView, check_grouping
 from ..grouping.model_names import name_with_model
@@ -109,11 +109,7 @@ def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
 
     The file's own categories, if any, are replaced by the proposal, so they are not checked.
     """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        MetaToolsConfig.load(path)  # raises the usual error, naming the file
-        raise
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]
