@@ -58,6 +58,7 @@ __all__ = [
     "json_syntax_problem",
     "parse_json",
     "read_json",
+    "short_state_key",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
@@ -113,13 +114,20 @@ class ServeConfig(_Strict):
     @field_validator("state_keys")
     @classmethod
     def _long_enough(cls, keys: list[str]) -> list[str]:
-        short = [i for i, key in enumerate(keys) if len(key.encode()) < 32]
-        if short:
-            raise ValueError(
-                f"state_keys[{short[0]}] is shorter than 32 bytes; generate one with"
-                ' python -c "import secrets; print(secrets.token_hex(32))"'
-            )
+        for index, key in enumerate(keys):
+            if why := short_state_key(key):
+                raise ValueError(f"state_keys[{index}] is {why}")
         return keys
+
+
+def short_state_key(key: str) -> str | None:
+    """Why `key` is too weak to seal a `request_state` (under 32 bytes), or None."""
+    if len(key.encode()) >= 32:
+        return None
+    return (
+        "shorter than 32 bytes; generate one with"
+        ' python -c "import secrets; print(secrets.token_hex(32))"'
+    )
 
 
 class DefaultsConfig(_Strict):

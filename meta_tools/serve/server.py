@@ -59,7 +59,6 @@ from .http import (
     connection_of,
     http_app,
     serve_http,
-    state_keys,
     token_holder,
 )
 from .resume import (
@@ -69,6 +68,7 @@ from .resume import (
     StateCodec,
     StateError,
     answer_of,
+    state_keys,
     state_security,
 )
 from .sampling import LegacyHost, Progress, error_result
