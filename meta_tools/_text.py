@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["ValidText", "valid_utf8", "valid_utf8_value"]
+__all__ = ["SURROGATE", "ValidText", "valid_utf8", "valid_utf8_value"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def valid_utf8(text: str) -> str:
@@ -23,7 +23,7 @@ def valid_utf8(text: str) -> str:
         try:  # surrogate-escaped bytes (os.listdir, os.fsdecode): recover them, then replace
             return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         except UnicodeEncodeError:
-            return _SURROGATE.sub("\ufffd", text)
+            return SURROGATE.sub("\ufffd", text)
     return text
 
 

@@ -1,15 +1,15 @@
-"""`Meta_tool_config.json`: its schema, loading, `${VAR}` expansion and error reporting.
+"""`Meta_tool_config.json`: its schema, loading and the wording of schema errors.
+
+Reading the file as JSON (syntax, duplicate keys, nesting, `${VAR}`) is in `_config_file`.
 
 The seed's format stays valid: every top-level key that is not a section name
-is a category (`description`, `tool_usage_notes`, `tools`). Optional sections:
-`model`, `mcp_servers`, `python_tools`, `builtins`, `defaults`, `prompts_dir`.
+is a category (`description`, `tool_usage_notes`, `tools`). The optional sections
+are listed in `SECTIONS`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +24,15 @@ from pydantic import (
     model_validator,
 )
 
+from ._config_file import (
+    SECTIONS,
+    check_shape,
+    expand_env,
+    json_path,
+    json_syntax_problem,
+    parse_json,
+    read_json,
+)
 from ._redaction import Redactor
 from ._suggest import did_you_mean
 from .exceptions import ConfigError
@@ -44,28 +53,21 @@ __all__ = [
     "StdioServerConfig",
     "check_shape",
     "expand_env",
+    "field_loc",
     "json_path",
     "json_syntax_problem",
     "parse_json",
+    "read_json",
+    "short_state_key",
 ]
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
 """Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
-SECTIONS = (
-    "model",
-    "mcp_servers",
-    "python_tools",
-    "builtins",
-    "defaults",
-    "prompts_dir",
-    "memory",
-    "serve",
-)
 _IGNORED = ("$schema", "$comment")
+_SERVER_TAGS = ("stdio", "streamable_http", "sse")
+"""The `McpServerConfig` union's tags, which pydantic puts in error locations."""
 _SECRET_FIELDS = frozenset({"state_keys", "redis_url"})
 """Fields whose values a config error never quotes (keys; URLs may hold a password)."""
-_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Strict(BaseModel):
@@ -112,13 +114,20 @@ class ServeConfig(_Strict):
     @field_validator("state_keys")
     @classmethod
     def _long_enough(cls, keys: list[str]) -> list[str]:
-        short = [i for i, key in enumerate(keys) if len(key.encode()) < 32]
-        if short:
-            raise ValueError(
-                f"state_keys[{short[0]}] is shorter than 32 bytes; generate one with"
-                ' python -c "import secrets; print(secrets.token_hex(32))"'
-            )
+        for index, key in enumerate(keys):
+            if why := short_state_key(key):
+                raise ValueError(f"state_keys[{index}] is {why}")
         return keys
+
+
+def short_state_key(key: str) -> str | None:
+    """Why `key` is too weak to seal a `request_state` (under 32 bytes), or None."""
+    if len(key.encode()) >= 32:
+        return None
+    return (
+        "shorter than 32 bytes; generate one with"
+        ' python -c "import secrets; print(secrets.token_hex(32))"'
+    )
 
 
 class DefaultsConfig(_Strict):
@@ -285,15 +294,7 @@ class MetaToolsConfig(_Strict):
             ConfigError: listing every problem, each naming the file and the field.
         """
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
-            ) from None
-        raw = parse_json(text, str(file))
+        raw = read_json(file)
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod
@@ -365,58 +366,15 @@ class MetaToolsConfig(_Strict):
         return self._secrets
 
 
-def json_syntax_problem(text: str, exc: json.JSONDecodeError) -> str:
-    """A JSON syntax error in words a person can act on, with the line and a caret."""
-    before = text[: exc.pos].rstrip()
-    what = exc.msg
-    if exc.pos >= len(text.rstrip()):
-        what = "the file ends before the JSON does (a missing closing } or ]?)"
-    elif before.endswith(",") and text[exc.pos : exc.pos + 1] in "}]":
-        what = "a trailing comma after the last item (JSON allows none); remove it"
-    elif exc.msg.startswith("Expecting property name"):
-        what = "expected a key in double quotes (JSON has no comments or single quotes)"
-    elif exc.msg == "Expecting ',' delimiter":
-        what = "expected a comma between two items"
-    elif exc.msg == "Extra data":
-        what = "more text after the end of the JSON object"
-    elif exc.msg == "Expecting value":
-        what = "expected a value (a string, number, object, list, true, false or null)"
-    # JSON counts lines at "\n" only (splitlines would also split at other separators).
-    lines = text.split("\n")
-    line = lines[exc.lineno - 1] if exc.lineno <= len(lines) else ""
-    caret = " " * (exc.colno - 1) + "^"
-    return (
-        f"not valid JSON, line {exc.lineno} column {exc.colno}: {what}\n      {line}\n      {caret}"
-    )
-
-
-def json_path(loc: Iterable[int | str]) -> str:
-    """`("categories", "Maps", "tools", 2)` -> `$."Maps".tools[2]` (the file's own layout)."""
-    parts = list(loc)
-    if parts[:1] == ["categories"] and len(parts) > 1:
-        parts = parts[1:]
-        out = f"$.{json.dumps(parts[0], ensure_ascii=False)}"
-        parts = parts[1:]
-    else:
-        out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
-            out += f".{part}"
-        else:
-            out += f".{json.dumps(part, ensure_ascii=False)}"
-    return out
+def field_loc(loc: Iterable[int | str]) -> list[int | str]:
+    """A pydantic error location as the file has it: without the server union's tag steps."""
+    return [p for p in loc if not (isinstance(p, str) and p in _SERVER_TAGS)]
 
 
 def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
     problems: list[str] = []
     for err in exc.errors(include_url=False):
-        loc = [
-            p
-            for p in err["loc"]
-            if not (isinstance(p, str) and p in ("stdio", "streamable_http", "sse"))
-        ]
+        loc = field_loc(err["loc"])
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])
@@ -464,122 +422,3 @@ def _model_at(loc: list[Any]) -> type[BaseModel] | None:
         model = nested[0]
         index += 1
     return model
-
-
-def expand_env(
-    value: Any,
-    env: Mapping[str, str],
-    problems: list[str],
-    secrets: set[str],
-    loc: tuple[Any, ...] = (),
-) -> Any:
-    """Replace `${VAR}` in every string; an unset variable is a problem naming the field."""
-    if isinstance(value, str):
-
-        def substitute(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in env:
-                problems.append(
-                    f"{json_path(_as_loc(loc))}: environment variable {name!r} is not set"
-                )
-                return ""
-            secrets.add(env[name])
-            return env[name]
-
-        return _ENV.sub(substitute, value)
-    if isinstance(value, Mapping):
-        return {k: expand_env(v, env, problems, secrets, (*loc, k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_env(v, env, problems, secrets, (*loc, i)) for i, v in enumerate(value)]
-    return value
-
-
-def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
-    if loc and loc[0] not in SECTIONS:
-        return ["categories", *loc]
-    return list(loc)
-
-
-#: Deeper nesting than this is no config anyone wrote: refused before it can exhaust the stack.
-MAX_DEPTH = 32
-
-
-def parse_json(text: str, source: str) -> Any:
-    """Parse config text; a syntax error, a duplicate key or absurd nesting is a `ConfigError`.
-
-    Raises:
-        ConfigError: naming the file, with the line and column or the JSON path.
-    """
-    duplicates: dict[int, list[str]] = {}
-
-    def keep_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in found:
-                duplicates.setdefault(id(found), []).append(key)
-            found[key] = value
-        return found
-
-    try:
-        raw = json.loads(text, object_pairs_hook=keep_pairs)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(source, [json_syntax_problem(text, exc)]) from None
-    except RecursionError:
-        raise ConfigError(source, [f"$: nested more than {MAX_DEPTH} levels deep"]) from None
-    except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise ConfigError(source, [f"not valid JSON: {exc}"]) from None
-    if duplicates:
-        problems = [
-            f"{json_path(_as_loc((*loc, key)))}: duplicate key (only one may be given)"
-            for loc, node in _objects(raw)
-            for key in dict.fromkeys(duplicates.get(id(node), []))
-        ]
-        raise ConfigError(source, problems)
-    return raw
-
-
-def check_shape(raw: Any) -> list[str]:
-    """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters and unpaired
-    surrogates (a JSON `\\ud800` escape: not text, it cannot be sent on) in strings.
-
-    Walked without recursion, so no input can exhaust the stack; a NUL would
-    otherwise surface later as a `ValueError` from the OS (paths, commands).
-    """
-    problems: list[str] = []
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
-    while stack:
-        loc, value = stack.pop()
-        if len(loc) > MAX_DEPTH:
-            return [
-                f"{json_path(_as_loc(loc[:MAX_DEPTH]))}: nested more than {MAX_DEPTH} levels deep"
-            ]
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                if "\0" in str(key) or _SURROGATE.search(str(key)):
-                    problems.append(
-                        f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
-                    )
-                stack.append(((*loc, key), item))
-        elif isinstance(value, list):
-            stack.extend(((*loc, index), item) for index, item in enumerate(value))
-        elif isinstance(value, str) and "\0" in value:
-            problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
-        elif isinstance(value, str) and _SURROGATE.search(value):
-            problems.append(
-                f"{json_path(_as_loc(loc))}: contains an unpaired surrogate (\\ud800-\\udfff)"
-            )
-    return sorted(problems)
-
-
-def _objects(raw: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """Every JSON object in `raw` with its location, walked without recursion."""
-    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
-    while stack:
-        loc, value = stack.pop()
-        if isinstance(value, dict):
-            found.append((loc, value))
-            stack.extend(((*loc, k), v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend(((*loc, i), v) for i, v in enumerate(value))
-    return sorted(found, key=lambda item: [str(p) for p in item[0]])

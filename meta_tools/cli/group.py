@@ -12,7 +12,7 @@ import anyio
 import typer
 from rich.console import Console
 
-from ..config import SECTIONS, CategoryConfig, MetaToolsConfig
+from ..config import SECTIONS, CategoryConfig, MetaToolsConfig, read_json
 from ..exceptions import ConfigError, ModelError
 from ..grouping.check import CategoryView, check_grouping
 from ..grouping.model_names import name_with_model
@@ -24,7 +24,16 @@ from ..router.sources import ToolSources
 from ..tools.base import BaseTool
 from ..tools.cache import unwrap
 from ..tools.mcp.tool import McpServerTool
-from .app import DEFAULT_CONFIG, ConfigOption, ToolsOption, _errors, _fail, _load_tools, app
+from .common import (
+    DEFAULT_CONFIG,
+    ConfigOption,
+    ToolsOption,
+    _errors,
+    _fail,
+    _load_tools,
+    _stderr,
+    app,
+)
 
 __all__ = ["group"]
 
@@ -67,7 +76,7 @@ def group(
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
-    err = Console(stderr=True, highlight=False)
+    err = _stderr()
     with _errors(ctx):
         if by not in ("topic", "server"):
             _fail(f"--by must be 'topic' or 'server', not {by!r}")
@@ -100,11 +109,7 @@ def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
 
     The file's own categories, if any, are replaced by the proposal, so they are not checked.
     """
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        MetaToolsConfig.load(path)  # raises the usual error, naming the file
-        raise
+    raw = read_json(path)
     if not isinstance(raw, dict):
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]

@@ -15,12 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import MetaToolsConfig, check_shape, expand_env, parse_json
+from ..config import MetaToolsConfig, check_shape, expand_env, field_loc, read_json
 from ..exceptions import ConfigError
 
 __all__ = ["salvage"]
 
-_TAGS = ("stdio", "streamable_http", "sse")  # discriminator steps in pydantic locations
 _MAX_PASSES = 100
 
 
@@ -28,8 +27,8 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
     """The config at `path` with every invalid part removed; None if nothing usable is left."""
     file = Path(path)
     try:
-        raw = parse_json(file.read_text(encoding="utf-8"), str(file))
-    except (OSError, UnicodeDecodeError, ConfigError):
+        raw = read_json(file)
+    except ConfigError:
         return None
     if not isinstance(raw, Mapping) or check_shape(raw):  # too deep or not text: nothing to save
         return None
@@ -52,7 +51,7 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
 
 def _cut(data: dict[str, Any], error: Any) -> bool:
     """Remove the part of `data` an error points at; False when nothing could be removed."""
-    loc = [part for part in error["loc"] if not (isinstance(part, str) and part in _TAGS)]
+    loc = field_loc(error["loc"])
     if loc[:1] == ["categories"]:
         loc = loc[1:]  # categories are top-level keys of the file
         if not loc:

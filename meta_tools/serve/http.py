@@ -14,7 +14,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import signal
 import socket
 import threading
@@ -29,20 +28,16 @@ from anyio.abc import TaskStatus
 from mcp.server import Server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..config import ServeConfig
-from ..exceptions import ConfigError
 from .disconnect import DisconnectWatch
 from .proxy import LOOPBACK, ReplicaSessionIds, transport_security
 
 __all__ = [
     "PRINCIPAL",
-    "STATE_KEY_ENV",
     "BearerTokenMiddleware",
     "Listen",
     "connection_of",
     "http_app",
     "serve_http",
-    "state_keys",
     "token_holder",
 ]
 
@@ -152,30 +147,6 @@ def http_app(
     if replica:
         app = ReplicaSessionIds(app, replica)
     return BearerTokenMiddleware(app, token) if token else app
-
-
-STATE_KEY_ENV = "META_TOOLS_STATE_KEY"
-"""Where `serve` finds the replicas' shared state key when the config has no `serve.state_keys`."""
-
-
-def state_keys(settings: ServeConfig) -> list[str]:
-    """The config's state keys, else the one in `META_TOOLS_STATE_KEY`, else none (one replica).
-
-    Raises:
-        ConfigError: the variable's key is shorter than 32 bytes.
-    """
-    if settings.state_keys:
-        return settings.state_keys
-    key = os.environ.get(STATE_KEY_ENV, "")
-    if key and len(key.encode()) < 32:
-        raise ConfigError(
-            STATE_KEY_ENV,
-            [
-                "the key is shorter than 32 bytes; generate one with"
-                ' python -c "import secrets; print(secrets.token_hex(32))"'
-            ],
-        )
-    return [key] if key else []
 
 
 @dataclass(frozen=True)

@@ -33,16 +33,20 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from pydantic import ValidationError
 
 from ..category.suspend import SuspendedRun
+from ..config import ServeConfig, short_state_key
+from ..exceptions import ConfigError
 from ..llm.sampling import AnswerLater
 from .http import token_holder
 
 __all__ = [
     "SAMPLE_KEY",
+    "STATE_KEY_ENV",
     "DeferredHost",
     "SealedStateBoundary",
     "StateCodec",
     "StateError",
     "answer_of",
+    "state_keys",
     "state_security",
 ]
 
@@ -99,6 +103,24 @@ class StateCodec:
 def _token_principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The request's token holder: a state works only for the token it was issued to."""
     return token_holder(ctx.request)
+
+
+STATE_KEY_ENV = "META_TOOLS_STATE_KEY"
+"""Where `serve` finds the replicas' shared state key when the config has no `serve.state_keys`."""
+
+
+def state_keys(settings: ServeConfig) -> list[str]:
+    """The config's state keys, else the one in `META_TOOLS_STATE_KEY`, else none (one replica).
+
+    Raises:
+        ConfigError: the variable's key is shorter than 32 bytes.
+    """
+    if settings.state_keys:
+        return settings.state_keys
+    key = os.environ.get(STATE_KEY_ENV, "")
+    if key and (why := short_state_key(key)):
+        raise ConfigError(STATE_KEY_ENV, [f"the key is {why}"])
+    return [key] if key else []
 
 
 def state_security(keys: Sequence[str], ttl_s: float) -> RequestStateSecurity:

@@ -1,19 +1,7 @@
 """The router as an MCP server: exactly the category tools, over stdio or streamable HTTP.
 
-For the CLI (`meta_tools/cli/`), the one entry point is:
-
-    async def serve(
-        router: MetaManager | MetaToolsConfig | str | os.PathLike[str],
-        *,
-        transport: Literal["stdio", "http"] = "stdio",
-        host: str = "127.0.0.1",
-        port: int = 8000,                   # 0 picks a free port
-        token: str | None = None,           # HTTP: require "Authorization: Bearer <token>"
-        path: str = "/mcp",
-        max_body_bytes: int = 1_048_576,    # HTTP: larger request bodies get 413
-        replica: str | None = None,         # HTTP: this replica's name, in its session ids
-        task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,  # started(url or "stdio")
-    ) -> None
+The entry point is `serve` (used by `meta-tools serve`); `build_server` and
+`http_app` give the pieces for embedding.
 
 `serve` enters the router (`async with`), serves until stdin closes (stdio) or
 it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
@@ -71,7 +59,6 @@ from .http import (
     connection_of,
     http_app,
     serve_http,
-    state_keys,
     token_holder,
 )
 from .resume import (
@@ -81,6 +68,7 @@ from .resume import (
     StateCodec,
     StateError,
     answer_of,
+    state_keys,
     state_security,
 )
 from .sampling import LegacyHost, Progress, error_result

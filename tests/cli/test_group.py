@@ -134,6 +134,21 @@ def test_group_reports_a_server_that_does_not_start(tmp_path: Path) -> None:
     assert "its tools cannot be grouped" in done.stderr
 
 
+def test_group_reads_the_config_as_strictly_as_validate(tmp_path: Path) -> None:
+    """A duplicate key (which json.loads would silently drop) is the same config error."""
+    (tmp_path / "Meta_tool_config.json").write_text(
+        '{"builtins": {"read_file": {}}, "builtins": {"list_directory": {}}}'
+    )
+    done = meta_tools(tmp_path, "group")
+    checked = meta_tools(tmp_path, "validate")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[:2] == [
+        "error: Meta_tool_config.json: 1 problem",
+        "  - $.builtins: duplicate key (only one may be given)",
+    ]
+    assert done.stderr.splitlines()[1] in checked.stderr.splitlines()
+
+
 def test_group_says_where_tools_come_from_when_there_are_none(tmp_path: Path) -> None:
     (tmp_path / "Meta_tool_config.json").write_text("{}")
     done = meta_tools(tmp_path, "group")

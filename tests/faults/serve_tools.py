@@ -1,6 +1,6 @@
 """Python tools for `meta-tools serve --tools tests.faults.serve_tools` in the fault matrix.
 
-tests/test_cli.py copies this file into its working folders as `cli_sample_tools`.
+tests/cli/test_app.py copies this file into its working folders as `cli_sample_tools`.
 """
 
 from meta_tools import tool

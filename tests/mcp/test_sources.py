@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from mcp.server.mcpserver import MCPServer
 
 from meta_tools.config import HttpServerConfig, StdioServerConfig
 from meta_tools.exceptions import (
@@ -245,3 +246,35 @@ async def test_an_sse_source_lists_and_calls() -> None:
         async with McpToolSource.from_config("legacy-sse", config) as source:
             await source.connect()
             assert await source.get_tool("old_add").call({"a": 1}) == {"result": 2}  # type: ignore[union-attr]
+
+
+async def test_calls_in_flight_on_one_server_are_bounded() -> None:
+    """SECURITY.md: MCP calls in flight per server are bounded; more wait their turn."""
+    server = MCPServer("slow")
+    arrived: list[int] = []
+    release = anyio.Event()
+
+    @server.tool()
+    async def hold(n: int) -> str:
+        """Wait until the test releases every call."""
+        arrived.append(n)
+        await release.wait()
+        return f"done {n}"
+
+    results: list[object] = []
+    async with McpToolSource("slow", server, max_concurrent_calls=2) as source:  # type: ignore[arg-type]
+        await source.connect()
+        (tool,) = source.tools()
+
+        async def call(n: int) -> None:
+            results.append(await tool.call({"n": n}))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                for n in range(3):
+                    group.start_soon(call, n)
+                await anyio.wait_all_tasks_blocked()
+                assert len(arrived) == 2  # the third waits for a free slot
+                release.set()
+    assert sorted(results, key=str) == [{"result": f"done {n}"} for n in range(3)]
+    assert len(arrived) == 3

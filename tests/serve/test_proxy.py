@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import anyio
@@ -157,3 +158,18 @@ async def test_the_allow_list_has_the_bind_address_and_the_configured_public_nam
         ):
             answer = await http.post(f"{base}/mcp", json=INITIALIZE, headers={"Host": host})
     assert answer.status_code == status, answer.text
+
+
+@pytest.mark.parametrize(
+    ("bind", "token", "warned"),
+    [("0.0.0.0", None, True), ("0.0.0.0", "s3cret-token", False), ("127.0.0.1", None, False)],
+)
+async def test_a_reachable_bind_without_a_token_is_warned_about(
+    bind: str, token: str | None, warned: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SECURITY.md: a non-loopback host without a token logs a warning."""
+    async with router() as meta:
+        with caplog.at_level(logging.WARNING, logger="meta_tools.server"):
+            http_app(build_server(meta), host=bind, token=token)
+    found = [r for r in caplog.records if "without a token" in r.getMessage()]
+    assert bool(found) is warned, [r.getMessage() for r in caplog.records]

@@ -15,10 +15,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 
 from meta_tools import tool
-from meta_tools.config import MetaToolsConfig
+from meta_tools.config import MetaToolsConfig, ServeConfig
+from meta_tools.exceptions import ConfigError
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router.manager import MetaManager
-from meta_tools.serve.resume import SAMPLE_KEY
+from meta_tools.serve.resume import SAMPLE_KEY, STATE_KEY_ENV, state_keys
 from meta_tools.serve.server import build_server, http_app
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost, asgi_server
 
@@ -240,3 +241,24 @@ async def test_a_retry_without_the_hosts_answer_is_told_what_is_missing() -> Non
         result = await retry(server, step.request_state, {})
     assert isinstance(result, mcp_types.CallToolResult) and result.is_error is True
     assert result.content[0].text == "the retry carries no answer for 'sample'"  # type: ignore[union-attr]
+
+
+def test_the_state_key_comes_from_the_config_else_the_environment_and_must_be_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    long_key = "k" * 32
+    monkeypatch.setenv(STATE_KEY_ENV, long_key)
+    assert state_keys(ServeConfig()) == [long_key]
+    assert state_keys(ServeConfig(state_keys=["c" * 40])) == ["c" * 40]
+    monkeypatch.setenv(STATE_KEY_ENV, "too-short")
+    with pytest.raises(ConfigError) as raised:
+        state_keys(ServeConfig())
+    assert (raised.value.source, raised.value.problems) == (
+        STATE_KEY_ENV,
+        [
+            "the key is shorter than 32 bytes; generate one with"
+            ' python -c "import secrets; print(secrets.token_hex(32))"'
+        ],
+    )
+    monkeypatch.delenv(STATE_KEY_ENV)
+    assert state_keys(ServeConfig()) == []

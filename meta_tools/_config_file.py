@@ -1,0 +1,221 @@
+"""Reading `Meta_tool_config.json` as JSON, before any schema: syntax errors in words,
+duplicate keys, absurd nesting, `${VAR}` expansion, and the JSON path of a problem.
+
+`meta_tools.config` validates the result against its models and re-exports these.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._text import SURROGATE
+from .exceptions import ConfigError
+
+__all__ = [
+    "MAX_DEPTH",
+    "SECTIONS",
+    "check_shape",
+    "expand_env",
+    "json_path",
+    "json_syntax_problem",
+    "parse_json",
+    "read_json",
+]
+
+SECTIONS = (
+    "model",
+    "mcp_servers",
+    "python_tools",
+    "builtins",
+    "defaults",
+    "prompts_dir",
+    "memory",
+    "serve",
+)
+"""Top-level keys that are sections; every other key of the file is a category."""
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def json_syntax_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """A JSON syntax error in words a person can act on, with the line and a caret."""
+    before = text[: exc.pos].rstrip()
+    what = exc.msg
+    if exc.pos >= len(text.rstrip()):
+        what = "the file ends before the JSON does (a missing closing } or ]?)"
+    elif before.endswith(",") and text[exc.pos : exc.pos + 1] in "}]":
+        what = "a trailing comma after the last item (JSON allows none); remove it"
+    elif exc.msg.startswith("Expecting property name"):
+        what = "expected a key in double quotes (JSON has no comments or single quotes)"
+    elif exc.msg == "Expecting ',' delimiter":
+        what = "expected a comma between two items"
+    elif exc.msg == "Extra data":
+        what = "more text after the end of the JSON object"
+    elif exc.msg == "Expecting value":
+        what = "expected a value (a string, number, object, list, true, false or null)"
+    # JSON counts lines at "\n" only (splitlines would also split at other separators).
+    lines = text.split("\n")
+    line = lines[exc.lineno - 1] if exc.lineno <= len(lines) else ""
+    caret = " " * (exc.colno - 1) + "^"
+    return (
+        f"not valid JSON, line {exc.lineno} column {exc.colno}: {what}\n      {line}\n      {caret}"
+    )
+
+
+def json_path(loc: Iterable[int | str]) -> str:
+    """`("categories", "Maps", "tools", 2)` -> `$."Maps".tools[2]` (the file's own layout)."""
+    parts = list(loc)
+    if parts[:1] == ["categories"] and len(parts) > 1:
+        parts = parts[1:]
+        out = f"$.{json.dumps(parts[0], ensure_ascii=False)}"
+        parts = parts[1:]
+    else:
+        out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}"
+        else:
+            out += f".{json.dumps(part, ensure_ascii=False)}"
+    return out
+
+
+def expand_env(
+    value: Any,
+    env: Mapping[str, str],
+    problems: list[str],
+    secrets: set[str],
+    loc: tuple[Any, ...] = (),
+) -> Any:
+    """Replace `${VAR}` in every string; an unset variable is a problem naming the field."""
+    if isinstance(value, str):
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                problems.append(
+                    f"{json_path(_as_loc(loc))}: environment variable {name!r} is not set"
+                )
+                return ""
+            secrets.add(env[name])
+            return env[name]
+
+        return _ENV.sub(substitute, value)
+    if isinstance(value, Mapping):
+        return {k: expand_env(v, env, problems, secrets, (*loc, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, env, problems, secrets, (*loc, i)) for i, v in enumerate(value)]
+    return value
+
+
+def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
+    if loc and loc[0] not in SECTIONS:
+        return ["categories", *loc]
+    return list(loc)
+
+
+#: Deeper nesting than this is no config anyone wrote: refused before it can exhaust the stack.
+MAX_DEPTH = 32
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON in the file at `path` (see `parse_json`).
+
+    Raises:
+        ConfigError: naming the file: it cannot be read, is not UTF-8, or is not valid JSON.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
+        ) from None
+    return parse_json(text, str(file))
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse config text; a syntax error, a duplicate key or absurd nesting is a `ConfigError`.
+
+    Raises:
+        ConfigError: naming the file, with the line and column or the JSON path.
+    """
+    duplicates: dict[int, list[str]] = {}
+
+    def keep_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                duplicates.setdefault(id(found), []).append(key)
+            found[key] = value
+        return found
+
+    try:
+        raw = json.loads(text, object_pairs_hook=keep_pairs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, [json_syntax_problem(text, exc)]) from None
+    except RecursionError:
+        raise ConfigError(source, [f"$: nested more than {MAX_DEPTH} levels deep"]) from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts
+        raise ConfigError(source, [f"not valid JSON: {exc}"]) from None
+    if duplicates:
+        problems = [
+            f"{json_path(_as_loc((*loc, key)))}: duplicate key (only one may be given)"
+            for loc, node in _objects(raw)
+            for key in dict.fromkeys(duplicates.get(id(node), []))
+        ]
+        raise ConfigError(source, problems)
+    return raw
+
+
+def check_shape(raw: Any) -> list[str]:
+    """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters and unpaired
+    surrogates (a JSON `\\ud800` escape: not text, it cannot be sent on) in strings.
+
+    Walked without recursion, so no input can exhaust the stack; a NUL would
+    otherwise surface later as a `ValueError` from the OS (paths, commands).
+    """
+    problems: list[str] = []
+    for loc, value in _nodes(raw):
+        if len(loc) > MAX_DEPTH:
+            return [
+                f"{json_path(_as_loc(loc[:MAX_DEPTH]))}: nested more than {MAX_DEPTH} levels deep"
+            ]
+        if isinstance(value, Mapping):
+            problems.extend(
+                f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
+                for key in value
+                if "\0" in str(key) or SURROGATE.search(str(key))
+            )
+        elif isinstance(value, str) and "\0" in value:
+            problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
+        elif isinstance(value, str) and SURROGATE.search(value):
+            problems.append(
+                f"{json_path(_as_loc(loc))}: contains an unpaired surrogate (\\ud800-\\udfff)"
+            )
+    return sorted(problems)
+
+
+def _objects(raw: Any) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Every JSON object in `raw` with its location, in the order of their paths."""
+    found = [(loc, value) for loc, value in _nodes(raw) if isinstance(value, dict)]
+    return sorted(found, key=lambda item: [str(p) for p in item[0]])
+
+
+def _nodes(raw: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every value in `raw` with its location, walked without recursion (any depth is safe)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), raw)]
+    while stack:
+        loc, value = stack.pop()
+        yield loc, value
+        if isinstance(value, Mapping):
+            stack.extend(((*loc, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*loc, i), v) for i, v in enumerate(value))

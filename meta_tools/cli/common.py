@@ -1,0 +1,204 @@
+"""What every `meta-tools` command shares: the app, its options, error reporting,
+loading the config and tools, and the log on stderr.
+
+Errors are one clear line plus a hint (every problem, for a bad config), never a
+traceback unless `--debug` is given.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from ..config import MetaToolsConfig
+from ..exceptions import (
+    CategoryNotFoundError,
+    ClosedError,
+    ConfigError,
+    MetaToolsError,
+    ModelError,
+    ToolArgumentsError,
+    ToolDefinitionError,
+    ToolError,
+)
+from ..llm.ways_out import missing_model, ways_out
+from ..tools.base import BaseTool
+from ..tools.python_source import collect_tools, import_tools
+
+DEFAULT_CONFIG = Path("Meta_tool_config.json")
+
+app = typer.Typer(
+    name="meta-tools",
+    help="A hierarchical tool router for LLM agents: a few category tools in front of many tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help, as uv and ruff print it
+)
+
+ConfigOption = Annotated[
+    Path,
+    typer.Option("--config", "-c", help="The config file.", show_default=True, metavar="FILE"),
+]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        "-t",
+        help="Python tools to add: a module or path/to/file.py (every @tool in it), either"
+        " with :attribute (a tool, a ToolPack or a list); repeatable.",
+        metavar="SPEC",
+    ),
+]
+TraceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Append one JSON line per step to this file, with the rendered prompts, tool"
+        " arguments and results (secrets redacted); view it with `meta-tools trace FILE`.",
+        metavar="FILE",
+    ),
+]
+
+_HINTS: list[tuple[type[BaseException], str]] = [
+    (ConfigError, "fix the file; `meta-tools validate` lists every problem"),
+    (CategoryNotFoundError, "`meta-tools list` shows the categories"),
+    (ToolArgumentsError, "pass both --objective and --input"),
+    (ModelError, "check the model in the config; `meta-tools validate` says what it needs"),
+    (ToolDefinitionError, "check the --tools spec or the config's `python_tools`"),
+    (ToolError, "check that the tool's MCP server can start (see `mcp_servers` in the config)"),
+    (ClosedError, "this is a bug in the caller; run with --debug for the traceback"),
+]
+
+
+@dataclass(frozen=True)
+class _Options:
+    debug: bool
+    log_level: str | None = None
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, hint: str | None = None, *, problems: list[str] | None = None) -> NoReturn:
+    err = _stderr()
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    for problem in problems or []:
+        err.print(f"  - {problem}", markup=False, soft_wrap=True)
+    if hint:
+        err.print(f"[dim]hint: {hint}[/]", soft_wrap=True)
+    raise typer.Exit(1)
+
+
+@contextmanager
+def _errors(ctx: typer.Context) -> Iterator[None]:
+    """Turn expected failures into one line plus a hint (full traceback with --debug)."""
+    debug = isinstance(ctx.obj, _Options) and ctx.obj.debug
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except KeyboardInterrupt:
+        _stderr().print("interrupted")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        if debug:
+            raise
+        _describe(exc)
+
+
+def _describe(exc: BaseException) -> NoReturn:
+    if isinstance(exc, ConfigError):
+        count = len(exc.problems)
+        _fail(
+            f"{exc.source}: {count} problem{'s' if count != 1 else ''}",
+            _HINTS[0][1],
+            problems=exc.problems,
+        )
+    nested = getattr(exc, "exceptions", None)  # an exception group from a task group
+    if isinstance(nested, tuple) and len(nested) == 1 and isinstance(nested[0], BaseException):
+        _describe(nested[0])
+    hint = next((h for kind, h in _HINTS if isinstance(exc, kind)), None)
+    if isinstance(exc, MetaToolsError):
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, hint)
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        _fail(
+            exc.strerror or str(exc),
+            "another process uses that port: pass another --port, or 0 for a free one",
+        )
+    if isinstance(exc, OSError):
+        _fail(str(exc), "check the path and its permissions")
+    _fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
+
+
+def _load_tools(specs: list[str] | None) -> list[BaseTool]:
+    """The tools of each `--tools` spec (see `import_tools`), found from the working directory."""
+    return collect_tools([import_tools(spec, base_dir=Path.cwd()) for spec in specs or []])
+
+
+def _require_config(config: Path) -> None:
+    """A missing config file is an error pointing at `init` and `-c`."""
+    if not config.exists():
+        where = f"in this folder ({Path.cwd()})" if config == DEFAULT_CONFIG else "found"
+        _fail(
+            f"no config file {str(config)!r} {where}",
+            "create a starter config with `meta-tools init`, or pass one with -c PATH",
+        )
+
+
+def _load_config(config: Path) -> MetaToolsConfig:
+    """The config at `config` (see `_require_config`)."""
+    _require_config(config)
+    return MetaToolsConfig.load(config)
+
+
+def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> None:
+    """Fail with the ways out when `config` has no model that can run a category."""
+    why = missing_model(config, serving=serving)
+    if why is None:
+        return
+    hint = "add one of these to the config (or set the key), then run again"
+    if not serving:
+        hint += "; `meta-tools serve` needs none of them when its host supports sampling"
+    _fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out())
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _level(options: _Options, default: int) -> int:
+    """The log level chosen by `--log-level` / `--debug`, else `default`."""
+    if options.log_level is not None:
+        return int(getattr(logging, options.log_level.upper()))
+    return logging.DEBUG if options.debug else default
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever `sys.stderr` is at the time (test runners swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except (OSError, ValueError):
+            self.handleError(record)
+
+
+def _log_to_stderr(level: int) -> None:
+    """The command's log: meta-tools messages (reloads, MCP servers) on stderr, from `level`."""
+    package = logging.getLogger("meta_tools")
+    if not any(isinstance(h, _StderrHandler) for h in package.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
+        package.addHandler(handler)
+        package.propagate = False
+    package.setLevel(level)
