@@ -98,13 +98,13 @@ M, D, T, F = "math_units", "dates_time_zones", "text_analysis", "files"
 TASKS: list[DemoTask] = [
     # -- Math & Units ---------------------------------------------------------------
     _task("m1", "math", "What is 17 * 23?", [(M, "Multiply 17 by 23", "17 * 23")], ["391"], ["calculate"]),
-    _task("m2", "math", "Compute (125 + 375) / 4.", [(M, "Evaluate the expression", "(125 + 375) / 4")], ["125"], ["calculate"]),
+    _task("m2", "math", "Compute (125 + 375) / 5.", [(M, "Evaluate the expression", "(125 + 375) / 5")], ["100"], ["calculate"]),
     _task("m3", "math", "What is 2 to the power of 10?", [(M, "Compute 2 to the power of 10", "2 ** 10")], ["1024"], ["calculate"]),
     _task("m4", "math", "Convert 10 miles to kilometers.", [(M, "Convert miles to kilometers", "10 mi to km")], ["16.09"], ["convert_units"]),
     _task("m5", "math", "Convert 100 degrees Fahrenheit to Celsius.", [(M, "Convert Fahrenheit to Celsius", "100 F to C")], [("37.7", "37.8")], ["convert_units"]),
     _task("m6", "math", "How many pounds are 5 kg?", [(M, "Convert kilograms to pounds", "5 kg to lb")], ["11.02"], ["convert_units"]),
     _task("m7", "math", "What is the mean of 4, 8, 15, 16, 23 and 42?", [(M, "Mean of the numbers", "4, 8, 15, 16, 23, 42")], ["18"], [("describe_numbers", "calculate")]),
-    _task("m8", "math", "What is the median of 3, 9, 1, 7, 5?", [(M, "Median of the numbers", "3, 9, 1, 7, 5")], ["5"], ["describe_numbers"]),
+    _task("m8", "math", "What is the median of 3, 9, 1, 7?", [(M, "Median of the numbers", "3, 9, 1, 7")], ["5"], ["describe_numbers"]),
     _task("m9", "math", "How many MiB are 2 GiB?", [(M, "Convert GiB to MiB", "2 GiB to MiB")], ["2048"], [("convert_units", "calculate")]),
     _task("m10", "math", "What is 12% of 250?", [(M, "Compute 12 percent of 250", "0.12 * 250")], ["30"], ["calculate"]),
     # -- Dates & Time Zones ---------------------------------------------------------

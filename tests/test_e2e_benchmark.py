@@ -52,6 +52,15 @@ def test_answers_are_checked_by_value_whatever_the_spelling() -> None:
     assert not by_id["t1"].answered('```json\n{"name": "text_statistics", "arguments": {"top": 9}}')
 
 
+def test_no_expected_number_can_be_found_by_echoing_the_question() -> None:
+    # An answer that repeats the task ("(125 + 375) / 4 is 218.75") must not pass for 125.
+    for task in TASKS:
+        for options in task.expect:
+            for value in options:
+                if any(ch.isdigit() for ch in value):
+                    assert not task.answered(task.prompt), (task.id, value)
+
+
 def test_scoring_asks_for_the_right_tools_a_question_or_no_tool_at_all() -> None:
     right = Run(answer="391", ran=["calculate"])
     assert score_demo(by_id["m1"], right) == (True, True)
