@@ -20,8 +20,7 @@ from anyio.abc import TaskStatus
 from rich.console import Console
 
 from .. import __version__
-from ..config import MetaToolsConfig
-from ..llm.ways_out import has_model_section, missing_model
+from ..llm.ways_out import serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer
@@ -135,14 +134,19 @@ def serve(
             _fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
         chosen: Literal["stdio", "http"] = "stdio" if transport == "stdio" else "http"
         loaded = _load_config(config)
-        model = None
-        if _sampling_by_default(loaded):
-            from ..llm.sampling import SamplingChatModel
-
-            model = SamplingChatModel()
-        else:
+        fallback = serving_fallback(loaded)
+        if fallback is None:
             _require_model(loaded, config, serving=True)
-        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=model)
+        else:
+            _stderr().print(
+                f"note: {fallback}; the categories use the MCP host's own model (sampling)."
+                " A host that cannot sample gets an error naming the ways out.",
+                soft_wrap=True,
+                markup=False,
+            )
+        from ..serve.server import serve_router
+
+        meta = serve_router(loaded, tools=_load_tools(tools))
         _log_to_stderr(_level(ctx.obj, logging.INFO))
         if not path.startswith("/"):
             _fail(f"--path must start with '/', not {path!r}")
@@ -152,20 +156,6 @@ def serve(
             _fail(f"--replica must match {REPLICA_NAME.pattern}, not {replica!r}")
         settings = _ServeSettings(chosen, host, port, path, replica, token, trace, reload)
         anyio.run(lambda: _serve(meta, config, settings))
-
-
-def _sampling_by_default(config: MetaToolsConfig) -> bool:
-    """No `model` section and no key: serve with the host's model rather than not at all."""
-    why = missing_model(config, serving=True)
-    if has_model_section(config) or why is None:
-        return False
-    _stderr().print(
-        f"note: {why}; the categories use the MCP host's own model (sampling). A host that"
-        " cannot sample gets an error naming the ways out.",
-        soft_wrap=True,
-        markup=False,
-    )
-    return True
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,17 @@ def is_local_url(url: str | None) -> bool:
         return False
 
 
+def serving_fallback(config: MetaToolsConfig) -> str | None:
+    """Why a served router uses the host's model (sampling), or None when the config decides.
+
+    Only a file with no `model` section falls back: one that names a provider
+    whose key is unset is a mistake to report, not to paper over.
+    """
+    if has_model_section(config):
+        return None
+    return missing_model(config, serving=True)
+
+
 def missing_model(config: MetaToolsConfig, *, serving: bool) -> str | None:
     """Why `config` has no model that can run a category now, or None when it has one.
 

@@ -26,7 +26,7 @@ import os
 import signal
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -51,7 +51,9 @@ from ..llm.sampling import (
     sampling_host,
     unsupported_message,
 )
+from ..llm.ways_out import serving_fallback
 from ..router.manager import CategoryCall, MetaManager
+from ..tools.base import BaseTool
 from .disconnect import cancel_on_disconnect
 from .http import (
     BearerTokenMiddleware,
@@ -73,7 +75,14 @@ from .resume import (
 )
 from .sampling import LegacyHost, Progress, error_result
 
-__all__ = ["SESSION_META_KEY", "BearerTokenMiddleware", "build_server", "http_app", "serve"]
+__all__ = [
+    "SESSION_META_KEY",
+    "BearerTokenMiddleware",
+    "build_server",
+    "http_app",
+    "serve",
+    "serve_router",
+]
 
 logger = logging.getLogger("meta_tools.server")
 
@@ -310,10 +319,24 @@ def build_server(
     return server
 
 
+def serve_router(
+    config: MetaToolsConfig | str | os.PathLike[str], *, tools: Iterable[BaseTool] = ()
+) -> MetaManager:
+    """The router a config serves: with no `model` section and no key, on the host's model.
+
+    Raises:
+        ConfigError: every problem of the file.
+    """
+    loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
+    fallback = serving_fallback(loaded)
+    if fallback is None:
+        return MetaManager.from_config(loaded, tools=tools)
+    logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
+    return MetaManager.from_config(loaded, tools=tools, model=SamplingChatModel())
+
+
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
-    if isinstance(router, MetaManager):
-        return router
-    return MetaManager.from_config(router)
+    return router if isinstance(router, MetaManager) else serve_router(router)
 
 
 async def serve(

@@ -388,3 +388,32 @@ async def test_calls_with_no_client_identity_share_no_category_memory() -> None:
     second = model.requests[2].messages
     assert "first secret plan" not in second[0].content + second[1].content
     assert await meta.get_category("text").past_runs(None) == []
+
+
+@MODES
+async def test_serving_a_config_with_no_model_and_no_key_uses_the_hosts_model(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "DASHSCOPE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "shouting.py").write_text(
+        "from meta_tools import tool\n\n\n@tool\ndef shout(text: str) -> str:\n"
+        '    """Upper-case a text."""\n    return text.upper()\n'
+    )
+    config = tmp_path / "Meta_tool_config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "python_tools": ["shouting.py"],
+                "Text": {"description": "Shout texts.", "tools": ["shout"]},
+            }
+        )
+    )
+    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI"])
+    async with anyio.create_task_group() as group:
+        url = await group.start(partial(serve, config, transport="http", port=0, token=TOKEN))
+        async with http_client(url, mode, host) as client:
+            result = await client.call_tool("text", TASK)
+        group.cancel_scope.cancel()
+    assert result.is_error is False
+    assert (result.structured_content or {})["summary"] == "Shouted: HI"
