@@ -68,8 +68,9 @@ def _normal(text: str) -> str:
 def _found(value: str, text: str) -> bool:
     if not re.fullmatch(r"[\d.]+", value):
         return value in text
-    # Decimals may go on (16.09 in 16.0934); integers may not (9 is not in 19, 90 or 9.5).
-    tail = "" if "." in value else r"(?![\d]|\.\d)"
+    # Decimals may go on (16.09 in 16.0934); integers may not (9 is not in 19, 90 or 9.5),
+    # but may end in zeros (77.0 is 77).
+    tail = "" if "." in value else r"(?:\.0+)?(?![\d]|\.\d)"
     return re.search(rf"(?<![\w.]){re.escape(value)}{tail}", text) is not None
 
 

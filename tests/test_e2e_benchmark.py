@@ -49,6 +49,7 @@ def test_answers_are_checked_by_value_whatever_the_spelling() -> None:
     assert by_id["m4"].answered("10 mi = 16.09344 km")
     # A number is found only whole, and a reply that is a tool call answers nothing.
     assert not by_id["t1"].answered("It has 19 words, 0.9 of them short.")
+    assert by_id["t1"].answered("It has 9.0 words.") and not by_id["t1"].answered("9.5 words")
     assert not by_id["t1"].answered('```json\n{"name": "text_statistics", "arguments": {"top": 9}}')
 
 
