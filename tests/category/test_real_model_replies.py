@@ -18,6 +18,7 @@ from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
 from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import unread_call_note
 from meta_tools.router.manager import MetaManager
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -251,3 +252,27 @@ async def test_the_same_call_written_several_times_in_one_turn_runs_once(
     assert (result.summary, result.usage.recovered_calls) == ("Thursday.", 6)
     answered = [m for m in llm_server.requests[1].body["messages"] if m["role"] == "tool"]
     assert len(answered) == 6 and all("Thursday" in m["content"] for m in answered)
+
+
+async def test_the_main_agent_answers_an_unreadable_call_so_the_model_can_retry() -> None:
+    """A main-agent reply that looks like a call but cannot be read is not the answer."""
+    date_call = ToolCall(
+        name="dates", arguments={"objective": "Weekday", "exact_input": "2025-12-25"}
+    )
+    main = ScriptedModel(
+        [
+            # As a recovering client reports such a reply: its text, no calls, and why.
+            AssistantTurn(
+                text='{"name": "dates", "arguments": {"objective": "Weekday", "exact',
+                unread_call="the JSON ends early",
+            ),
+            AssistantTurn(tool_calls=[date_call]),
+            AssistantTurn(text="2025-12-25 is a Thursday."),
+        ]
+    )
+    category = ScriptedModel([calls(("describe_date", CHRISTMAS)), AssistantTurn(text="Thursday")])
+    answer = await MainAgent(main, MetaManager([dates(category)])).ask("Weekday of 2025-12-25?")
+    assert answer == "2025-12-25 is a Thursday."
+    retry = main.requests[1].messages
+    assert retry[-1].role == "user"
+    assert retry[-1].content == unread_call_note("the JSON ends early")
