@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from meta_tools.agent import MAX_NUDGES, AgentStep, CategoryReturned, MainAgent
-from meta_tools.category.result import CategoryResult
+from meta_tools.agent import AgentStep, CategoryReturned, MainAgent
+from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import render_value
 from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.recovery import unread_call_note
+from meta_tools.llm.recovery import MAX_NUDGES, unread_call_note
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
@@ -38,14 +38,6 @@ No tool can do it: say so, and call no tool.
 Once the results answer the user, reply briefly in plain text."""
 
 
-@dataclass
-class Counted:
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    recovered_calls: int = 0
-
-
 class CountingModel:
     """A `ChatModel` that adds up the calls and tokens of the model it wraps.
 
@@ -55,7 +47,7 @@ class CountingModel:
 
     def __init__(self, model: ChatModel, *, log: Path | None = None) -> None:
         self.model = model
-        self.counted = Counted()
+        self.counted = RunUsage()
         self.log = log
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
@@ -71,11 +63,7 @@ class CountingModel:
             }
             with self.log.open("a") as file:
                 file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
-        self.counted.llm_calls += 1
-        self.counted.recovered_calls += turn.recovered
-        if turn.usage is not None:
-            self.counted.prompt_tokens += turn.usage.prompt_tokens
-            self.counted.completion_tokens += turn.usage.completion_tokens
+        self.counted.count(turn)
         return turn
 
     async def aclose(self) -> None:
@@ -84,9 +72,9 @@ class CountingModel:
         if close is not None:
             await close()
 
-    def take(self) -> Counted:
+    def take(self) -> RunUsage:
         """What was counted since the last `take`."""
-        counted, self.counted = self.counted, Counted()
+        counted, self.counted = self.counted, RunUsage()
         return counted
 
 

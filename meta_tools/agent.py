@@ -20,14 +20,11 @@ from .category.events import RunEvent
 from .category.result import CategoryResult
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import unread_call_note
+from .llm.recovery import MAX_NUDGES, unread_call_note
 from .llm.types import ChatRequest, Message, ToolCall
 from .router.manager import MetaManager
 
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
-
-#: Replies that look like an unreadable category call, answered per question.
-MAX_NUDGES = 2
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
 Your tools are categories: each one picks and runs its own concrete tools.

@@ -18,7 +18,7 @@ import jinja2
 from .._redaction import Redactor
 from ..exceptions import ConfigError, ModelError, ToolError, ToolNotFoundError
 from ..llm.base import ChatModel
-from ..llm.recovery import unread_call_note
+from ..llm.recovery import MAX_NUDGES, unread_call_note
 from ..llm.sampling import AnswerLater
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from ..tools.base import BaseTool
@@ -63,10 +63,6 @@ def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return slug[:64] or "category"
-
-
-#: Replies that look like an unreadable tool call, answered per run before one counts as an answer.
-MAX_NUDGES = 2
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
@@ -151,6 +147,11 @@ class CategoryManager:
         self.memory: MemoryStore = memory or SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
         self.redactor = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
+
+    @property
+    def max_tools_per_prompt(self) -> int:
+        """Above this many tools, each LLM call is offered a shortlist."""
+        return self._shortlist_policy.max_tools
 
     def __repr__(self) -> str:
         return f"<CategoryManager {self.name!r} tools={len(self.tools)}>"
@@ -370,11 +371,7 @@ class CategoryManager:
             point = SuspendedRun(category=self.name, phase=phase, elapsed_s=elapsed, state=state)
             raise RunSuspended(point, later.params) from None
         await run.emit(lambda: self._model_called(state, schemas, turn, started))
-        state.usage.llm_calls += 1
-        state.usage.recovered_calls += turn.recovered
-        if turn.usage is not None:
-            state.usage.prompt_tokens += turn.usage.prompt_tokens
-            state.usage.completion_tokens += turn.usage.completion_tokens
+        state.usage.count(turn)
         return turn
 
     def _model_called(

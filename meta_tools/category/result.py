@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .._text import ValidText, valid_utf8_value
+
+if TYPE_CHECKING:
+    from ..llm.types import AssistantTurn
 
 __all__ = ["CategoryResult", "Execution", "RunStatus", "RunUsage", "truncate"]
 
@@ -50,6 +53,14 @@ class RunUsage(BaseModel):
     cache_hits: int = 0
     cache_misses: int = 0
     recovered_calls: int = 0
+
+    def count(self, turn: AssistantTurn) -> None:
+        """Add one LLM call: its tokens and the calls recovered from its text."""
+        self.llm_calls += 1
+        self.recovered_calls += turn.recovered
+        if turn.usage is not None:
+            self.prompt_tokens += turn.usage.prompt_tokens
+            self.completion_tokens += turn.usage.completion_tokens
 
 
 class CategoryResult(_ValidText):

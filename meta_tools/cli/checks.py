@@ -127,15 +127,12 @@ def _model_warnings(config: MetaToolsConfig) -> list[str]:
 
 def grouping_findings(meta: MetaManager) -> list[Finding]:
     """The grouping check on the router's categories (tools of servers not listed are skipped)."""
-    config = meta.config
     views = []
     for manager in meta.categories:
-        spec = config.categories.get(manager.name) if config is not None else None
-        limit = (spec.max_tools_per_prompt if spec else None) or (
-            config.defaults.max_tools_per_prompt if config is not None else 20
-        )
         tools = [t for t in manager.tools.list_tools() if not isinstance(unwrap(t), PendingTool)]
-        views.append(CategoryView(manager.name, manager.description, tools, limit))
+        views.append(
+            CategoryView(manager.name, manager.description, tools, manager.max_tools_per_prompt)
+        )
     return check_grouping(views)
 
 

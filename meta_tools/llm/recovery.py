@@ -20,6 +20,7 @@ from typing import Any
 from .types import AssistantTurn, ChatRequest, ToolCall
 
 __all__ = [
+    "MAX_NUDGES",
     "RecoveringModel",
     "Recovery",
     "looks_like_call",
@@ -27,6 +28,10 @@ __all__ = [
     "recover_turn",
     "unread_call_note",
 ]
+
+#: Replies that look like an unreadable call, answered (so the model can retry) before
+#: one counts as the answer: per category run, and per question of the main agent.
+MAX_NUDGES = 2
 
 _DECODER = json.JSONDecoder()
 #: Tags, fences and separators that may surround or follow a call written as text.
