@@ -132,7 +132,7 @@ class MainAgent:
             returned = await self._call(call, on_step)
             if on_step is not None:
                 await on_step(returned)
-            content = returned.result.to_json() if returned.result else f"error: {returned.error}"
+            content = returned.result.for_agent() if returned.result else f"error: {returned.error}"
             replies[index] = Message(
                 role="tool", tool_call_id=call.id, name=call.name, content=content
             )

@@ -219,4 +219,5 @@ def test_example_with_a_key_chats_through_the_category_tools_until_exit(
     ]
     tool_result = json.loads(answer["messages"][-1]["content"])
     assert (tool_result["status"], tool_result["summary"]) == ("success", "17 * 3 = 51")
-    assert tool_result["executions"][0]["result"] == '{"expression": "17 * 3", "result": 51}'
+    assert tool_result["executions"][0]["result"] == {"expression": "17 * 3", "result": 51}
+    assert "usage" not in tool_result  # the main agent's LLM is not shown timings or usage

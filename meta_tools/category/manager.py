@@ -243,6 +243,11 @@ class CategoryManager:
             iteration=state.iteration,
             max_iterations=self.max_iterations,
             withdrawn=list(state.withdrawn),
+            failed=list(
+                dict.fromkeys(
+                    e.tool for e in state.executions if e.round == state.iteration and not e.ok
+                )
+            ),
             past_runs=state.past_runs,
             repeated=state.repeated_rounds > 0,
         )

@@ -29,6 +29,7 @@ class PromptVariables(TypedDict):
     iteration: int
     max_iterations: int
     withdrawn: list[str]
+    failed: list[str]
     past_runs: list[dict[str, str]]
     repeated: bool
 
@@ -45,6 +46,7 @@ _SAMPLE = PromptVariables(
     iteration=1,
     max_iterations=5,
     withdrawn=["t"],
+    failed=["t"],
     past_runs=[{"objective": "o", "summary": "s"}],
 )
 # The other extreme a real call reaches: nothing offered, nothing done, nothing remembered.
@@ -58,6 +60,7 @@ _EMPTY_SAMPLE = PromptVariables(
     iteration=0,
     max_iterations=1,
     withdrawn=[],
+    failed=[],
     past_runs=[],
     repeated=True,
 )

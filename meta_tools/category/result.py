@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -81,5 +82,30 @@ class CategoryResult(_ValidText):
     suggestion: ValidText | None = None
 
     def to_json(self) -> str:
-        """Compact JSON for the main agent (unset optional fields left out)."""
+        """The whole result as compact JSON (unset optional fields left out)."""
         return self.model_dump_json(exclude_none=True)
+
+    def for_agent(self) -> str:
+        """The result as a main agent's LLM reads it: JSON without timings, rounds or usage.
+
+        Those are for programs (`to_json`); to the LLM they are tokens that say nothing
+        about the task. A tool result that is JSON is nested as JSON, not as an escaped string.
+        """
+        fields = {"category", "status", "summary", "missing", "question", "suggestion"}
+        view = self.model_dump(include=fields, exclude_none=True)
+        view["executions"] = [
+            {"tool": e.tool, "arguments": e.arguments}
+            | ({"result": _nested(e.result)} if e.ok else {"error": e.error})
+            for e in self.executions
+        ]
+        return json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+
+
+def _nested(text: str | None) -> Any:
+    """`text` parsed when it is a JSON object or array, else `text` itself."""
+    if text is None or not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -45,18 +45,18 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "request_input",
-            "description": "Ask the main agent for missing input instead of calling a tool.",
+            "description": "Ask for missing input instead of calling a tool.",
             "parameters": {
                 "type": "object",
                 "properties": {
                     "missing": {
                         "type": "array",
                         "items": {"type": "string"},
-                        "description": "The values that are missing or ambiguous.",
+                        "description": "The missing or unclear values.",
                     },
                     "question": {
                         "type": "string",
-                        "description": "One question that would resolve it.",
+                        "description": "One question that asks for them.",
                     },
                 },
                 "required": ["missing", "question"],
@@ -67,7 +67,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "decline",
-            "description": "Say that no available tool can do this task.",
+            "description": "Say that no tool can do this task.",
             "parameters": {
                 "type": "object",
                 "properties": {

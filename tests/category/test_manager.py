@@ -1,5 +1,6 @@
 """CategoryManager: every branch of the seed's flowchart, with a scripted model and real tools."""
 
+import json
 import time
 
 import anyio
@@ -164,6 +165,9 @@ async def test_failing_tool_is_followed_by_a_fallback_tool() -> None:
         ("backup_lookup", True),
     ]
     assert result.executions[0].error == "ConnectionError: service unreachable for Oslo"
+    # The evaluation names the failed call only in the round it failed.
+    assert "- A call failed (flaky_lookup):" in model.requests[1].messages[-1].content
+    assert "A call failed" not in model.requests[2].messages[-1].content
     told = model.requests[1].messages[3].content
     assert told == (
         '<tool_result tool="flaky_lookup" status="error">\n'
@@ -322,6 +326,8 @@ async def test_past_runs_are_remembered_per_session_and_bounded() -> None:
     model_requests = model.requests
     last_alice = model_requests[4].messages
     assert "objective 1" not in last_alice[0].content  # never in the system prompt
+    assert "<past_runs> tags" in last_alice[0].content  # but it says where they are
+    assert "<past_runs>" not in model_requests[6].messages[0].content  # bob's first run: none
     assert last_alice[1].content.startswith("<past_runs>\n")
     assert "- objective 1 → ok\n</past_runs>" in last_alice[1].content
     assert "bob" not in last_alice[1].content
@@ -374,3 +380,28 @@ async def test_a_run_without_a_session_neither_sees_nor_leaves_past_runs() -> No
     assert await category.past_runs(None) == []
     anonymous_system = model.requests[-2].messages[0].content
     assert "remembered task" not in anonymous_system and "anonymous task" not in anonymous_system
+
+
+async def test_the_main_agent_view_of_a_result_keeps_the_task_facts_and_drops_timings() -> None:
+    model = ScriptedModel(
+        [
+            calls(("flaky_lookup", {"city": "Oslo"}), ("add", {"a": 2, "b": 3})),
+            AssistantTurn(text="2 + 3 = 5; no weather"),
+        ]
+    )
+    result = await manager(model, flaky_lookup, add).run("Add, and the weather", "2 3 Oslo")
+    view = json.loads(result.for_agent())
+    assert view == {
+        "category": "Math & Weather",
+        "status": "success",
+        "summary": "2 + 3 = 5; no weather",
+        "executions": [
+            {
+                "tool": "flaky_lookup",
+                "arguments": {"city": "Oslo"},
+                "error": "ConnectionError: service unreachable for Oslo",
+            },
+            {"tool": "add", "arguments": {"a": 2, "b": 3}, "result": "5"},
+        ],
+    }
+    assert "usage" in json.loads(result.to_json())  # programs still get everything
