@@ -46,7 +46,8 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from meta_tools.category.manager import CategoryManager, slugify
+from meta_tools._text import slugify
+from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
 from meta_tools.grouping.features import TermSpace, category_document, tool_terms

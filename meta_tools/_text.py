@@ -1,6 +1,10 @@
-"""Valid UTF-8 text: what leaves the router (to the LLM, the main agent, MCP clients) never
+"""Text that leaves the router: valid UTF-8, and names the LLM can call.
+
+Valid UTF-8: what leaves the router (to the LLM, the main agent, MCP clients) never
 carries the lone surrogates that Python uses for undecodable bytes (file names, process output)
-or that a JSON `\\udXXX` escape can produce; they become U+FFFD."""
+or that a JSON `\\udXXX` escape can produce; they become U+FFFD. `slugify` turns a display
+name into a valid function name.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["SURROGATE", "ValidText", "valid_utf8", "valid_utf8_value"]
+__all__ = ["SURROGATE", "ValidText", "slugify", "valid_utf8", "valid_utf8_value"]
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -40,3 +44,9 @@ def valid_utf8_value(value: Any) -> Any:
 
 ValidText = Annotated[str, AfterValidator(valid_utf8)]
 """A pydantic string field that is made valid UTF-8 when set."""
+
+
+def slugify(name: str) -> str:
+    """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    return slug[:64] or "category"

@@ -2,12 +2,12 @@
 
 Each `run` has its own state (`RunState`: messages, executions, failure
 counts), so concurrent runs never see each other. The category keeps only a bounded
-memory of past runs per session, shown to its LLM as context.
+memory of past runs per session, shown to its LLM as context. Each round's
+tool calls are run by a `RoundExecutor` (`execute`).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -16,14 +16,15 @@ from typing import Any
 import jinja2
 
 from .._redaction import Redactor
-from ..exceptions import ConfigError, ModelError, ToolError, ToolNotFoundError
+from .._text import slugify
+from ..exceptions import ConfigError, ModelError
 from ..llm.base import ChatModel
 from ..llm.recovery import MAX_NUDGES, unread_call_note
 from ..llm.sampling import AnswerLater
-from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
+from ..llm.types import AssistantTurn, ChatRequest, Message
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
-from ..tools.pack import ToolOutcome, ToolPack
+from ..tools.pack import ToolPack
 from ..tools.schema import RESERVED_TOOL_NAMES
 from .events import (
     Evaluated,
@@ -32,12 +33,12 @@ from .events import (
     RunEvent,
     RunFinished,
     RunStarted,
-    ToolFinished,
     ToolsSelected,
 )
+from .execute import RoundExecutor, done_so_far, results_so_far
 from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
-from .result import CategoryResult, Execution, RunStatus, truncate
+from .result import CategoryResult, RunStatus
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
 from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
@@ -48,34 +49,12 @@ from .turns import (
     Declined,
     Outcome,
     Requested,
-    call_key,
     classify_turn,
-    render_value,
-    repeat_message,
     task_message,
     tool_message,
 )
 
-__all__ = ["CONTROL_TOOLS", "CategoryManager", "slugify"]
-
-
-def slugify(name: str) -> str:
-    """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    return slug[:64] or "category"
-
-
-def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:
-    return ToolNotFoundError(
-        f"tool {call.name!r} failed repeatedly in this run and is withdrawn; use another tool"
-    )
-
-
-def _deferred_error(call: ToolCall, asked: int, cap: int) -> ToolError:
-    return ToolError(
-        f"not run: this turn asked for {asked} tool calls and at most {cap} run per round;"
-        f" call {call.name!r} again in the next round if it is still needed"
-    )
+__all__ = ["CONTROL_TOOLS", "CategoryManager"]
 
 
 class CategoryManager:
@@ -204,21 +183,6 @@ class CategoryManager:
         run.offer(selection.tools)
         return selection
 
-    def _abstained(self, run: Run, selection: Selection) -> CategoryResult:
-        covered = f"{selection.coverage or 0.0:.0%}"
-        threshold = f"{self.shortlist.abstain_below if self.shortlist else 0.0:.0%}"
-        result = self._result(
-            run,
-            "no_suitable_tool",
-            f"No tool of the {self.name!r} category matches this objective: the best "
-            f"matches cover {covered} of its key words, below the {threshold} threshold.",
-        )
-        result.suggestion = (
-            "Check that this is the right category, or restate the objective "
-            "in the words its tools use."
-        )
-        return result
-
     async def past_runs(self, session: str | None) -> list[dict[str, str]]:
         return await self.memory.past_runs(session)
 
@@ -229,29 +193,6 @@ class CategoryManager:
         flight remember into it too; otherwise it is copied at the new size.
         """
         self.memory = other.memory.resized(self.memory.size)
-
-    def _render(self, template: jinja2.Template, run: Run) -> str:
-        """A prompt template rendered for the run as it stands."""
-        state = run.state
-        variables = PromptVariables(
-            category=self.name,
-            description=self.description,
-            tool_usage_notes=self.tool_usage_notes,
-            tools=[{"name": t.name, "description": t.description} for t in run.tools],
-            objective=state.objective,
-            exact_input=state.exact_input,
-            iteration=state.iteration,
-            max_iterations=self.max_iterations,
-            withdrawn=list(state.withdrawn),
-            failed=list(
-                dict.fromkeys(
-                    e.tool for e in state.executions if e.round == state.iteration and not e.ok
-                )
-            ),
-            past_runs=state.past_runs,
-            repeated=state.repeated_rounds > 0,
-        )
-        return template.render(variables)
 
     async def run(
         self,
@@ -291,6 +232,12 @@ class CategoryManager:
             result = await self._loop(run)
         return await self._finish(run, result)
 
+    def _restore(self, point: SuspendedRun, sink: EventSink | None) -> Run:
+        """The run `point` carries, offered those of its tools this category still has."""
+        run = Run(point.state, sink, started=time.perf_counter() - point.elapsed_s)
+        run.offer([self.tools.get_tool(n) for n in point.state.offered if n in self.tools])
+        return run
+
     async def _finish(self, run: Run, result: CategoryResult) -> CategoryResult:
         """Time the run, remember it in its session, report its end."""
         state = run.state
@@ -313,6 +260,7 @@ class CategoryManager:
         return result
 
     async def _loop(self, run: Run) -> CategoryResult:
+        """Select → execute → evaluate, round after round, until the model ends the run."""
         state = run.state
         while True:
             schemas = [t.openai_schema() for t in run.tools] + CONTROL_TOOLS
@@ -348,17 +296,18 @@ class CategoryManager:
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
                 case Answered(text):
-                    return self._result(run, "success", text or self._done_so_far(run))
+                    return self._result(run, "success", text or done_so_far(run.state))
                 case Calls(calls, rejected):
                     if state.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run)
                     state.messages.append(turn.as_message())
-                    only_repeats = await self._execute(run, calls)
+                    state.iteration += 1
+                    only_repeats = await self._executor().execute(run, calls)
                     state.messages.extend(tool_message(c, False, why) for c, why in rejected)
                     state.repeated_rounds = state.repeated_rounds + 1 if only_repeats else 0
                     if state.repeated_rounds >= 2:
                         # Told once to finish, it repeats again: end with what it has.
-                        return self._result(run, "success", self._results_so_far(run))
+                        return self._result(run, "success", results_so_far(run.state))
                     self.offer(run)
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
@@ -378,6 +327,84 @@ class CategoryManager:
         await run.emit(lambda: self._model_called(state, schemas, turn, started))
         state.usage.count(turn)
         return turn
+
+    def _executor(self) -> RoundExecutor:
+        """The executor of this round, with the category's tools and limits as they are now."""
+        return RoundExecutor(
+            self.name,
+            self.tools,
+            self.redactor,
+            max_calls=self.max_calls_per_round,
+            timeout_s=self.tool_timeout_s,
+            max_result_chars=self.max_result_chars,
+        )
+
+    async def _summarize_at_limit(self, run: Run) -> CategoryResult:
+        run.offer([])  # the summary call is offered no tool
+        summary_prompt = self._render(self.prompts.max_iteration_summary, run)
+        run.state.messages.append(Message(role="user", content=summary_prompt))
+        return await self._summarize(run)
+
+    async def _summarize(self, run: Run) -> CategoryResult:
+        """The summary at the iteration limit: one model call offered no tool."""
+        try:
+            turn = await self._complete(run, [])
+            summary = (turn.text or "").strip() or done_so_far(run.state)
+        except ModelError as exc:
+            summary = self._failure_summary(exc, run)
+        return self._result(run, "max_iterations", summary)
+
+    def _render(self, template: jinja2.Template, run: Run) -> str:
+        """A prompt template rendered for the run as it stands."""
+        state = run.state
+        variables = PromptVariables(
+            category=self.name,
+            description=self.description,
+            tool_usage_notes=self.tool_usage_notes,
+            tools=[{"name": t.name, "description": t.description} for t in run.tools],
+            objective=state.objective,
+            exact_input=state.exact_input,
+            iteration=state.iteration,
+            max_iterations=self.max_iterations,
+            withdrawn=list(state.withdrawn),
+            failed=list(
+                dict.fromkeys(
+                    e.tool for e in state.executions if e.round == state.iteration and not e.ok
+                )
+            ),
+            past_runs=state.past_runs,
+            repeated=state.repeated_rounds > 0,
+        )
+        return template.render(variables)
+
+    def _result(self, run: Run, status: RunStatus, summary: str) -> CategoryResult:
+        state = run.state
+        return CategoryResult(
+            category=self.name,
+            status=status,
+            summary=self.redactor.text(summary),
+            executions=state.executions,
+            iterations=state.iteration,
+            usage=state.usage,
+        )
+
+    def _abstained(self, run: Run, selection: Selection) -> CategoryResult:
+        covered = f"{selection.coverage or 0.0:.0%}"
+        threshold = f"{self.shortlist.abstain_below if self.shortlist else 0.0:.0%}"
+        result = self._result(
+            run,
+            "no_suitable_tool",
+            f"No tool of the {self.name!r} category matches this objective: the best "
+            f"matches cover {covered} of its key words, below the {threshold} threshold.",
+        )
+        result.suggestion = (
+            "Check that this is the right category, or restate the objective "
+            "in the words its tools use."
+        )
+        return result
+
+    def _failure_summary(self, exc: ModelError, run: Run) -> str:
+        return f"The category's model failed: {exc}. {done_so_far(run.state)}"
 
     def _model_called(
         self, state: RunState, schemas: list[dict[str, Any]], turn: AssistantTurn, started: float
@@ -412,143 +439,3 @@ class CategoryManager:
             return ToolsSelected(run_id, self.name, 1, names, took, *tokens)
         decision = "more_tools" if isinstance(outcome, Calls) else "final"
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
-
-    async def _execute(self, run: Run, calls: list[ToolCall]) -> bool:
-        """Run one round's calls; True when every call repeated one that already succeeded."""
-        state = run.state
-        state.iteration += 1
-        # A call that already succeeded with the same arguments gets its earlier result back.
-        earlier = {call_key(e.tool, e.arguments): e for e in state.executions if e.ok}
-        keys = {c.id: call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
-        repeats = {c.id: earlier[keys[c.id]] for c in calls if keys[c.id] in earlier}
-        for call in calls:
-            if call.id in repeats:
-                state.messages.append(repeat_message(call, repeats[call.id]))
-        # The same call twice in one turn runs once; the copies get its result.
-        first: dict[str, ToolCall] = {}
-        copies = [(c, first.setdefault(keys[c.id], c)) for c in calls if c.id not in repeats]
-        calls = [c for c, original in copies if c is original]
-        if not calls:
-            return bool(repeats)
-        # A withdrawn tool is not run again, even when the LLM still calls it.
-        withdrawn = set(state.withdrawn)
-        # At most `max_calls_per_round` run; the rest are answered, not started.
-        chosen = [i for i, c in enumerate(calls) if c.name not in withdrawn]
-        chosen = chosen[: self.max_calls_per_round]
-        runnable = [calls[i] for i in chosen]
-        ran = iter(
-            await self.tools.call_tools(
-                runnable, timeout=self.tool_timeout_s, category=self.name, run_id=state.run_id
-            )
-            if runnable
-            else []
-        )
-        outcomes = [
-            next(ran)
-            if i in chosen
-            else ToolOutcome(c, error=_withdrawn_error(c))
-            if c.name in withdrawn
-            else ToolOutcome(c, error=_deferred_error(c, len(calls), self.max_calls_per_round))
-            for i, c in enumerate(calls)
-        ]
-        state.usage.cache_hits += sum(o.cached is True for o in outcomes)
-        state.usage.cache_misses += sum(o.cached is False for o in outcomes)
-        recorded = [self._record(run, o) for o in outcomes]
-        by_call = {e_call.id: e for e_call, e in zip(calls, recorded, strict=True)}
-        for copy, original in copies:
-            if copy is not original:
-                done = by_call[original.id]
-                state.messages.append(tool_message(copy, done.ok, done.result or done.error or ""))
-        for outcome, execution in zip(outcomes, recorded, strict=True):
-            await run.emit(
-                partial(
-                    ToolFinished,
-                    state.run_id,
-                    self.name,
-                    state.iteration,
-                    tool=outcome.call.name,
-                    call_id=outcome.call.id,
-                    ok=outcome.ok,
-                    duration_s=outcome.duration_s,
-                    error=execution.error,
-                    arguments=execution.arguments,
-                    result=execution.result,
-                )
-            )
-        return False
-
-    def _results_so_far(self, run: Run) -> str:
-        ok = [e for e in run.state.executions if e.ok]
-        return "\n".join(f"{e.tool}: {e.result}" for e in ok) or self._done_so_far(run)
-
-    def _record(self, run: Run, outcome: ToolOutcome) -> Execution:
-        """Add one outcome to the run's state, secrets scrubbed, output truncated."""
-        state = run.state
-        call, error = outcome.call, outcome.error
-        value = self.redactor.value(outcome.value)  # before encoding: JSON escapes hide secrets
-        text = self._clip(render_value(value) if error is None else str(error))
-        execution = Execution(
-            tool=call.name,
-            arguments=self.redactor.value(call.arguments),
-            ok=error is None,
-            result=text if error is None else None,
-            error=None if error is None else text,
-            round=state.iteration,
-            duration_s=round(outcome.duration_s, 6),
-            cached=outcome.cached is True,
-        )
-        # Only faults of the tool itself count; bad arguments are the LLM's to fix.
-        if (
-            error is not None
-            and error.kind in ("raised", "timeout", "unavailable")
-            and call.name in self.tools
-        ):
-            state.count_failure(call.name)
-        state.executions.append(execution)
-        state.messages.append(tool_message(call, execution.ok, text))
-        return execution
-
-    def _clip(self, text: str) -> str:
-        return truncate(self.redactor.text(text), self.max_result_chars)
-
-    async def _summarize_at_limit(self, run: Run) -> CategoryResult:
-        run.offer([])  # the summary call is offered no tool
-        summary_prompt = self._render(self.prompts.max_iteration_summary, run)
-        run.state.messages.append(Message(role="user", content=summary_prompt))
-        return await self._summarize(run)
-
-    async def _summarize(self, run: Run) -> CategoryResult:
-        """The summary at the iteration limit: one model call offered no tool."""
-        try:
-            turn = await self._complete(run, [])
-            summary = (turn.text or "").strip() or self._done_so_far(run)
-        except ModelError as exc:
-            summary = self._failure_summary(exc, run)
-        return self._result(run, "max_iterations", summary)
-
-    def _restore(self, point: SuspendedRun, sink: EventSink | None) -> Run:
-        """The run `point` carries, offered those of its tools this category still has."""
-        run = Run(point.state, sink, started=time.perf_counter() - point.elapsed_s)
-        run.offer([self.tools.get_tool(n) for n in point.state.offered if n in self.tools])
-        return run
-
-    def _done_so_far(self, run: Run) -> str:
-        executions = run.state.executions
-        if not executions:
-            return "No tool was run."
-        parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in executions]
-        return "Tool calls so far: " + "; ".join(parts)
-
-    def _failure_summary(self, exc: ModelError, run: Run) -> str:
-        return f"The category's model failed: {exc}. {self._done_so_far(run)}"
-
-    def _result(self, run: Run, status: RunStatus, summary: str) -> CategoryResult:
-        state = run.state
-        return CategoryResult(
-            category=self.name,
-            status=status,
-            summary=self.redactor.text(summary),
-            executions=state.executions,
-            iterations=state.iteration,
-            usage=state.usage,
-        )

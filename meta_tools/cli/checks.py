@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..category.manager import slugify
+from .._text import slugify
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..category.manager import slugify
+from .._text import slugify
 from ..category.shortlist import analyze
 from ..config import SECTIONS
 from ..tools.base import BaseTool

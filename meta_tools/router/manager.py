@@ -13,8 +13,9 @@ from typing_extensions import Self
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
 from .._suggest import did_you_mean
+from .._text import slugify
 from ..category.events import EventSink
-from ..category.manager import CategoryManager, slugify
+from ..category.manager import CategoryManager
 from ..category.result import CategoryResult
 from ..category.suspend import SuspendedRun
 from ..config import MetaToolsConfig

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .._redis import connect
-from ..category.manager import CategoryManager, slugify
+from .._text import slugify
+from ..category.manager import CategoryManager
 from ..category.memory import MemoryStore, RedisMemory
 from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
