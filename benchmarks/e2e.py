@@ -41,6 +41,14 @@ CATALOG_SIDES = ("hierarchy", "retrieval", "flat")
 _ASKING = ("?", "please provide", "please specify", "need")
 
 
+def _group(task: DemoTask) -> str:
+    return task.group
+
+
+def _subset(query: dict[str, Any]) -> str:
+    return str(query.get("subset") or query["qid"].split(":")[0])
+
+
 def demo_router(model: ChatModel, folder: Path) -> MetaManager:
     """The repository's demo config, its file tools confined to `folder` (filled with `FILES`)."""
     for name, text in FILES.items():
@@ -146,7 +154,8 @@ async def run_catalog(
     on_row: Checkpoint | None = None,
 ) -> dict[str, Any]:
     catalog = load_large_catalog(data)
-    queries = catalog.queries[:limit] if limit else catalog.queries
+    # The subsets (G1_category, G2_instruction, ...) in turn, so that a limit samples each.
+    queries = interleaved(catalog.queries, _subset)[:limit]
     counter = CountingModel(model)
     meta = catalog.router(counter)
     flat_tokens = schema_tokens(catalog.tools)
@@ -277,7 +286,7 @@ async def _run_sets(
     out = args.out or RESULTS / "e2e.json"
     try:
         if args.set in ("demo", "both"):
-            tasks = interleaved(TASKS)[: args.limit] if args.limit else interleaved(TASKS)
+            tasks = interleaved(TASKS, _group)[: args.limit]
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = _checkpoint(out, args.model, record, "demo")

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from meta_tools.llm.recovery import looks_like_call
 
 __all__ = ["FILES", "TASKS", "DemoTask", "Route", "interleaved"]
 
 Kind = Literal["answer", "ask", "decline"]
+T = TypeVar("T")
 
 #: The files of the sandbox folder the demo server's file tools see during the benchmark.
 FILES = {
@@ -152,10 +154,10 @@ TASKS: list[DemoTask] = [
 ]  # fmt: skip
 
 
-def interleaved(tasks: list[DemoTask]) -> list[DemoTask]:
-    """The tasks with their groups taken in turn, so that `--limit N` covers every kind."""
-    groups: dict[str, list[DemoTask]] = {}
-    for task in tasks:
-        groups.setdefault(task.group, []).append(task)
+def interleaved(items: Sequence[T], group: Callable[[T], str]) -> list[T]:
+    """`items` with their groups taken in turn, so that `--limit N` covers every kind."""
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(group(item), []).append(item)
     rounds = itertools.zip_longest(*groups.values())
-    return [task for round_ in rounds for task in round_ if task is not None]
+    return [item for round_ in rounds for item in round_ if item is not None]

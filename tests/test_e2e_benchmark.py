@@ -38,7 +38,7 @@ def test_the_demo_set_has_forty_checkable_tasks_of_every_kind_over_every_demo_to
     assert used == demo_tools
     assert all(len(t.routes) == 2 for t in TASKS if t.group == "two")
     # `--limit 7` already covers every group.
-    assert {t.group for t in interleaved(TASKS)[:7]} == groups
+    assert {t.group for t in interleaved(TASKS, lambda t: t.group)[:7]} == groups
 
 
 def test_answers_are_checked_by_value_whatever_the_spelling() -> None:
@@ -202,6 +202,18 @@ async def test_the_large_catalog_scores_gold_calls_and_reports_when_flat_does_no
     assert (sides["hierarchy"]["llm_calls"], sides["retrieval"]["llm_calls"]) == (4, 2)
     fits = await run_catalog(model, tmp_path, None, ["flat"], context_tokens=16_384)
     assert fits["sides"]["flat"]["accuracy"] == 1.0
+
+
+@pytest.mark.anyio
+async def test_a_catalog_limit_takes_the_query_subsets_in_turn(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    queries = tmp_path / "stabletoolbench" / "queries.jsonl"
+    first = json.loads(queries.read_text())
+    more = [first | {"qid": "G1:2"}, first | {"qid": "G2:7"}]
+    queries.write_text(queries.read_text() + "".join(json.dumps(q) + "\n" for q in more))
+    model = ScriptedModel.from_function(catalog_oracle)
+    found = await run_catalog(model, tmp_path, 2, ["retrieval"], top_k=2)
+    assert found["queries"] == ["G1:1", "G2:7"]
 
 
 def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run(
