@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.recovery import looks_like_call
 from meta_tools.router.manager import MetaManager
 
 from .catalog import DEFAULT_DATA
@@ -65,16 +66,20 @@ def demo_router(model: ChatModel, folder: Path) -> MetaManager:
 
 
 def score_demo(task: DemoTask, run: Run) -> tuple[bool, bool]:
-    """Whether the answer is right, and whether the right tools (or none) ran."""
+    """Whether the answer is right, and whether the right tools (or none) ran.
+
+    An answer that is itself a tool call (written as text, never run) neither asks nor declines.
+    """
     if task.kind == "answer":
         right_tools = all(any(t in options for t in run.ran) for options in task.tools)
         return run.error is None and task.answered(run.answer), right_tools
+    replied = run.error is None and not looks_like_call(run.answer)
     if task.kind == "ask":
         asked = "insufficient_input" in run.statuses or (
             not run.ran and any(mark in run.answer.lower() for mark in _ASKING)
         )
-        return run.error is None and asked, not run.ran
-    return run.error is None and not run.ran, not run.ran
+        return replied and asked, not run.ran
+    return replied and not run.ran, not run.ran
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

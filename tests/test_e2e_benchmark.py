@@ -74,6 +74,11 @@ def test_scoring_asks_for_the_right_tools_a_question_or_no_tool_at_all() -> None
     )
     assert score_demo(by_id["n1"], Run(answer="I cannot book flights.")) == (True, True)
     assert score_demo(by_id["n1"], Run(answer="done", ran=["shift_date"])) == (False, False)
+    # A call written as text and never run is neither a decline nor a question (as 1.5B replied).
+    xml_call = '<tools>\n  <function name="text_analysis">\n    <arguments>\n'
+    assert score_demo(by_id["n1"], Run(answer=xml_call)) == (False, True)
+    json_call = '```json\n{"name": "weather", "arguments": {"objective": "Ask?"}}\n```'
+    assert score_demo(by_id["q1"], Run(answer=json_call)) == (False, True)
 
 
 def oracle(request: ChatRequest) -> AssistantTurn:

@@ -3,7 +3,8 @@
 Small and local models often answer a tool call in `content` instead of
 `tool_calls`: bare ``{"name": ..., "arguments": {...}}``, a fenced ```json
 block, several calls in a row or in a list, wrapped in a tag (``<tool_call>``,
-even ``<tool_result>``), or with the last brace missing. `recover_turn` turns
+even ``<tool_result>``), with the last brace missing, or in XML form
+(``<function name="x"><arguments><k>v</k></arguments></function>``). `recover_turn` turns
 such a turn into the calls it meant, but only calls that name an offered
 tool; when the text looks like a call yet none can be read, it says why, so
 that the loop can tell the model to try again.
@@ -11,6 +12,7 @@ that the loop can tell the model to try again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Collection, Iterator
@@ -37,7 +39,22 @@ _DECODER = json.JSONDecoder()
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
 #: What is left of a call whose JSON did not parse: an object opening on its name, or the tag.
-_CALL_HINT = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call', re.I)
+_CALL_HINT = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call|<\s*function[\s=]', re.I)
+#: A call in XML form: `<function name="x">` or `<function=x>`, up to its end tag, the next
+#: call or the end of the text.
+_XML_CALL = re.compile(
+    r"""<\s*function(?:\s+name\s*=\s*["']?|\s*=\s*)([\w.-]+)["']?\s*>(.*?)(?:</\s*function\s*>|(?=<\s*function[\s=])|\Z)""",
+    re.I | re.S,
+)
+#: One argument of an XML call: `<key>v</key>`, `<parameter=key>v</parameter>` or
+#: `<parameter name="key">v</parameter>`.
+_XML_ARGUMENT = re.compile(
+    r"""<\s*(?:parameter(?:\s+name\s*=\s*["']?|\s*=\s*)([\w.-]+)["']?|(\w+))\s*>(.*?)</\s*(?:parameter|\2)\s*>""",
+    re.S,
+)
+_XML_WRAPPER = re.compile(
+    r"^\s*<\s*(?:arguments|parameters)\s*>(.*?)(?:</\s*(?:arguments|parameters)\s*>|\Z)", re.S
+)
 _MAX_MISSING_BRACES = 3
 
 
@@ -126,8 +143,44 @@ def _objects(text: str) -> Iterator[tuple[int, int, Any]]:
         position = end
 
 
+def _xml_calls(text: str, offered: Collection[str]) -> Recovery | None:
+    """The calls `text` writes in XML form (`<function name="x"><arguments><k>v</k>...`), if any.
+
+    Argument values are kept as text; `recover_turn` types them from the tool's schema.
+    """
+    found = list(_XML_CALL.finditer(text))
+    if not found:
+        return None
+    calls: list[ToolCall] = []
+    problems: list[str] = []
+    for match in found:
+        name, body = match.group(1), match.group(2)
+        if name not in offered:
+            problems.append(
+                f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+            )
+            continue
+        wrapped = _XML_WRAPPER.match(body)
+        body = wrapped.group(1) if wrapped else body
+        decoded = _decode_at(body, body.find("{")) if body.lstrip().startswith("{") else None
+        if decoded is not None and isinstance(decoded[0], dict):
+            arguments: dict[str, Any] = decoded[0]
+        else:
+            arguments = {
+                (m.group(1) or m.group(2)): m.group(3).strip() for m in _XML_ARGUMENT.finditer(body)
+            }
+        calls.append(ToolCall(name=name, arguments=arguments))
+    if calls:
+        rest = text[: found[0].start()] + text[found[-1].end() :]
+        return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+    return Recovery([], text, "; ".join(dict.fromkeys(problems)))
+
+
 def recover_calls(text: str, offered: Collection[str]) -> Recovery:
     """Read the tool calls written in `text`, keeping those that name an `offered` tool."""
+    xml = _xml_calls(text, offered)
+    if xml is not None:
+        return xml
     calls: list[ToolCall] = []
     problems: list[str] = []
     kept: list[str] = []
@@ -165,8 +218,8 @@ def unread_call_note(problem: str) -> str:
     """What the model is told when its reply looks like a tool call that could not be read."""
     return (
         f"Your reply looks like a tool call, but it could not be read: {problem}."
-        " Call the tool again through the tool-calling interface, with its arguments as a"
-        " JSON object, or answer in plain text."
+        " Call one of the offered tools through the tool-calling interface, with its"
+        " arguments as a JSON object. If none of them fits, say so in plain text."
     )
 
 
@@ -192,7 +245,11 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
             if "function" in tool
         }
         calls = [
-            _without_schema_echo(call, properties.get(call.name, {})) for call in recovery.calls
+            _typed(
+                _without_schema_echo(call, properties.get(call.name, {})),
+                properties.get(call.name, {}),
+            )
+            for call in recovery.calls
         ]
         return turn.model_copy(
             update={
@@ -218,6 +275,24 @@ def _without_schema_echo(call: ToolCall, properties: dict[str, Any]) -> ToolCall
     if not echoed:
         return call
     arguments = {k: v for k, v in call.arguments.items() if k not in echoed}
+    return call.model_copy(update={"arguments": arguments})
+
+
+def _typed(call: ToolCall, properties: dict[str, Any]) -> ToolCall:
+    """`call` with text values read as JSON where the schema wants a number, flag, list or object.
+
+    Calls written in XML form carry every value as text (`<value>25</value>`).
+    """
+    if not isinstance(call.arguments, dict):
+        return call
+    arguments = dict(call.arguments)
+    for key, value in call.arguments.items():
+        spec = properties.get(key)
+        wanted = spec.get("type") if isinstance(spec, dict) else None
+        kinds = wanted if isinstance(wanted, list) else [wanted]
+        if isinstance(value, str) and None not in kinds and "string" not in kinds:
+            with contextlib.suppress(json.JSONDecodeError):
+                arguments[key] = json.loads(value)
     return call.model_copy(update={"arguments": arguments})
 
 

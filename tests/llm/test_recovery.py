@@ -142,3 +142,58 @@ def test_an_answer_quoting_json_data_is_neither_a_call_nor_flagged() -> None:
             [],
             None,
         )
+
+
+# Written by Qwen2.5-Coder 1.5B as the main agent (the exact_input tag was never closed).
+QWEN_XML = """<tools>
+  <function name="describe_date">
+    <arguments>
+      <date>2025-12-25</date>
+      <note>
+        {
+          "about": "unclosed"
+        }
+      </arguments>
+    </function>
+  </function>
+</tools>"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        QWEN_XML,
+        '<function=describe_date>{"date": "2025-12-25"}</function>',
+        "<tool_call>\n<function=describe_date>\n<parameter=date>\n2025-12-25\n</parameter>\n"
+        "</function>\n</tool_call>",
+        '<function name="describe_date"><parameter name="date">2025-12-25</parameter></function>',
+    ],
+    ids=["qwen-arguments-tags", "function-equals-json", "parameter-equals", "parameter-name"],
+)
+def test_a_call_written_in_xml_form_is_recovered(text: str) -> None:
+    assert calls(text) == [("describe_date", DATE)]
+
+
+def test_an_xml_call_to_a_tool_not_offered_says_why_and_prose_about_functions_is_no_call() -> None:
+    unknown = recover_calls('<function name="send_email"><to>Bob</to></function>', OFFERED)
+    assert unknown.calls == [] and unknown.problem is not None
+    assert unknown.problem.startswith("'send_email' is not one of the offered tools")
+    prose = "In JavaScript, write a <function> keyword before the name."
+    assert recover_calls(prose, OFFERED) == recover_calls(prose, set()) and not looks_like_call(
+        prose
+    )
+
+
+def test_text_values_are_typed_from_the_schema_of_the_tool() -> None:
+    text = '<function name="calc_add"><a>2</a><b>3.5</b></function>'
+    recovered = recover_turn(AssistantTurn(text=text), ask("2+3.5?"))
+    assert [c.arguments for c in recovered.tool_calls] == [{"a": 2, "b": 3.5}]
+    named = ChatRequest(
+        messages=[Message(role="user", content="x")],
+        tools=[{"type": "function", "function": {"name": "say", "parameters": {
+            "type": "object", "properties": {"text": {"type": "string"}}}}}],
+    )  # fmt: skip
+    said = recover_turn(
+        AssistantTurn(text='<function name="say"><text>42</text></function>'), named
+    )
+    assert said.tool_calls[0].arguments == {"text": "42"}  # a string parameter stays text
