@@ -31,6 +31,8 @@ def calls(text: str) -> list[tuple[str, object]]:
         '{"name": "describe_date", "arguments": "{\\"date\\": \\"2025-12-25\\"}"}',
         '{"type": "function", "function": {"name": "describe_date", "arguments": {"date": "2025-12-25"}}}',
         '{"name": "describe_date", "parameters": {"date": "2025-12-25"}}',
+        '{"tool": "describe_date", "tool_input": {"date": "2025-12-25"}}',
+        '{"function": "describe_date", "args": {"date": "2025-12-25"}}',
     ],
     ids=[
         "bare",
@@ -42,6 +44,8 @@ def calls(text: str) -> list[tuple[str, object]]:
         "arguments-as-string",
         "openai-shape",
         "parameters-key",
+        "tool-and-tool-input",
+        "function-and-args",
     ],
 )
 def test_one_call_written_as_text_is_recovered_whatever_wraps_it(text: str) -> None:
@@ -73,6 +77,10 @@ def test_prose_around_a_call_is_kept_as_the_turn_text() -> None:
 
 
 def test_plain_answers_and_json_data_are_not_calls() -> None:
+    named = recover_calls(
+        '{"name": "notes.txt", "input": "a"}', OFFERED
+    )  # "input" only with "tool"
+    assert (named.calls, named.problem) == ([], None)
     for text in ("The answer is 5.", '{"mean": 2.5, "median": 2}', "[1, 2, 3]"):
         assert recover_calls(text, OFFERED).calls == []
         assert recover_calls(text, OFFERED).problem is None
