@@ -17,7 +17,14 @@ from benchmarks.e2e_sides import Run
 from benchmarks.e2e_tasks import TASKS, interleaved
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
-from tests.fakes.llm_server import FakeLLMServer, Reply, openai_text_reply
+from tests.fakes.llm_server import (
+    FakeLLMServer,
+    Reply,
+    dashscope_text_reply,
+    dashscope_tool_reply,
+    openai_text_reply,
+    wire_tool_call,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 by_id = {t.id: t for t in TASKS}
@@ -246,3 +253,23 @@ def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run
         1,
     )
     assert llm_server.requests[0].body["max_tokens"] == 400
+
+
+def test_the_command_runs_against_dashscope_with_the_real_sdk(
+    tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_catalog(tmp_path)
+    monkeypatch.setenv("DASHSCOPE_API_KEY", "sk-unused")
+    call = wire_tool_call("c1", "parcels__track", {"tracking_number": "CA1"})
+    llm_server.enqueue(
+        Reply(body=dashscope_tool_reply(call)), Reply(body=dashscope_text_reply("On its way."))
+    )
+    out = tmp_path / "e2e.json"
+    argv = ["--provider", "dashscope", "--base-url", llm_server.dashscope_base_url]
+    argv += ["--model", "qwen-plus", "--set", "catalog", "--sides", "retrieval", "--limit", "1"]
+    argv += ["--data", str(tmp_path), "--out", str(out)]
+    assert main(argv) == 0
+    retrieval = json.loads(out.read_text())["runs"]["qwen-plus"]["catalog"]["sides"]["retrieval"]
+    assert (retrieval["accuracy"], retrieval["llm_calls"]) == (1.0, 2)
+    assert [r.route for r in llm_server.requests] == ["dashscope", "dashscope"]
+    assert llm_server.requests[0].body["model"] == "qwen-plus"
