@@ -97,6 +97,7 @@ class MainAgent:
         system = Message(role="system", content=self.instructions)
         tools = self.meta.openai_tools()
         answer: str | None = None
+        results: list[CategoryResult] = []
         nudges = 0
         for _ in range(self.max_rounds):
             reply = await self.model.complete(
@@ -112,24 +113,34 @@ class MainAgent:
                 answer = (reply.text or "").strip()
                 break
             turn.append(reply.as_message())
-            turn.extend(await self._call_all(reply.tool_calls, on_step))
+            turn.extend(await self._call_all(reply.tool_calls, on_step, results))
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
+        if not answer and results:
+            # The model said nothing after its category calls: give the user what they found.
+            answer = "\n".join(f"{r.category}: {r.question or r.summary}" for r in results)
         turn.append(Message(role="assistant", content=answer))
         self._turns.append(turn)
         return answer
 
-    async def _call_all(self, calls: list[ToolCall], on_step: StepSink | None) -> list[Message]:
-        """Run the calls of one round concurrently; the tool messages keep the calls' order."""
+    async def _call_all(
+        self, calls: list[ToolCall], on_step: StepSink | None, results: list[CategoryResult]
+    ) -> list[Message]:
+        """Run the calls of one round concurrently; the tool messages keep the calls' order.
+
+        The results of the calls that ran are added to `results`.
+        """
         replies: list[Message | None] = [None] * len(calls)
 
         async def call_one(index: int, call: ToolCall) -> None:
             if on_step is not None:
                 await on_step(CategoryCalled(call))
             returned = await self._call(call, on_step)
+            if returned.result is not None:
+                results.append(returned.result)
             if on_step is not None:
                 await on_step(returned)
             content = returned.result.for_agent() if returned.result else f"error: {returned.error}"

@@ -1,0 +1,45 @@
+"""MainAgent: the main agent loop over a router's category tools, with a scripted model."""
+
+from __future__ import annotations
+
+import pytest
+
+from meta_tools import tool
+from meta_tools.agent import MainAgent
+from meta_tools.category.manager import CategoryManager
+from meta_tools.demo.dates import describe_date
+from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+from meta_tools.router.manager import MetaManager
+
+pytestmark = pytest.mark.anyio
+
+
+def dates(model: ScriptedModel) -> MetaManager:
+    category = CategoryManager("Dates", "Weekdays and calendars.", [tool(describe_date)], model)
+    return MetaManager([category])
+
+
+def ask_dates(date: str) -> AssistantTurn:
+    call = {"objective": "Weekday of the date", "exact_input": date}
+    return AssistantTurn(tool_calls=[ToolCall(name="dates", arguments=call)])
+
+
+async def test_an_empty_answer_after_category_calls_gives_the_user_what_they_found() -> None:
+    """Seen with Qwen2.5-Coder 1.5B: after its rounds the main agent replied with nothing."""
+    main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="  ")])
+    category = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
+            ),
+            AssistantTurn(text="2025-12-25 is a Thursday."),
+        ]
+    )
+    answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
+    assert answer == "Dates: 2025-12-25 is a Thursday."
+
+
+async def test_an_empty_answer_without_any_category_call_stays_empty() -> None:
+    main = ScriptedModel([AssistantTurn(text="")])
+    answer = await MainAgent(main, dates(ScriptedModel([]))).ask("Hello?")
+    assert answer == ""
