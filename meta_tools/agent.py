@@ -18,6 +18,7 @@ import anyio
 
 from .category.events import RunEvent
 from .category.result import CategoryResult
+from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import MAX_NUDGES, unread_call_note
@@ -34,6 +35,11 @@ Do not work out yourself what a category can do: call it.
 A category may send a question back: ask the user that question.
 No category fits: say that it cannot be done.
 Once the results answer the user, reply briefly in plain text."""
+
+
+ANSWER_NOW = (
+    "Those category calls had already been answered: their results are above. Answer the user now."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +104,8 @@ class MainAgent:
         tools = self.meta.openai_tools()
         answer: str | None = None
         results: list[CategoryResult] = []
-        nudges = 0
+        answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
+        nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
             reply = await self.model.complete(
                 ChatRequest(messages=[system, *history, *turn], tools=tools)
@@ -113,7 +120,17 @@ class MainAgent:
                 answer = (reply.text or "").strip()
                 break
             turn.append(reply.as_message())
-            turn.extend(await self._call_all(reply.tool_calls, on_step, results))
+            replies, only_repeats = await self._call_all(
+                reply.tool_calls, on_step, results, answered
+            )
+            turn.extend(replies)
+            repeated_rounds = repeated_rounds + 1 if only_repeats else 0
+            if repeated_rounds >= 2:
+                # Told once to answer, it repeats again: end with what the categories found.
+                answer = ""
+                break
+            if only_repeats:
+                turn.append(Message(role="user", content=ANSWER_NOW))
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
             turn.append(Message(role="user", content="Answer now with what you have."))
@@ -127,23 +144,38 @@ class MainAgent:
         return answer
 
     async def _call_all(
-        self, calls: list[ToolCall], on_step: StepSink | None, results: list[CategoryResult]
-    ) -> list[Message]:
+        self,
+        calls: list[ToolCall],
+        on_step: StepSink | None,
+        results: list[CategoryResult],
+        answered: dict[str, CategoryResult],
+    ) -> tuple[list[Message], bool]:
         """Run the calls of one round concurrently; the tool messages keep the calls' order.
 
-        The results of the calls that ran are added to `results`.
+        A call identical to one in `answered` is not run again: it gets that result.
+        The results of the calls that ran are added to `results` (and the successes to
+        `answered`). Also returns whether every call was such a repeat.
         """
         replies: list[Message | None] = [None] * len(calls)
+        keys = [call_key(call.name, call.arguments) for call in calls]
+        repeats = [key in answered for key in keys]
 
         async def call_one(index: int, call: ToolCall) -> None:
-            if on_step is not None:
-                await on_step(CategoryCalled(call))
-            returned = await self._call(call, on_step)
-            if returned.result is not None:
-                results.append(returned.result)
-            if on_step is not None:
-                await on_step(returned)
-            content = returned.result.for_agent() if returned.result else f"error: {returned.error}"
+            if repeats[index]:
+                content = answered[keys[index]].for_agent()
+            else:
+                if on_step is not None:
+                    await on_step(CategoryCalled(call))
+                returned = await self._call(call, on_step)
+                if returned.result is not None:
+                    results.append(returned.result)
+                    if returned.result.status == "success":
+                        answered[keys[index]] = returned.result
+                if on_step is not None:
+                    await on_step(returned)
+                content = (
+                    returned.result.for_agent() if returned.result else f"error: {returned.error}"
+                )
             replies[index] = Message(
                 role="tool", tool_call_id=call.id, name=call.name, content=content
             )
@@ -151,7 +183,7 @@ class MainAgent:
         async with anyio.create_task_group() as group:
             for index, call in enumerate(calls):
                 group.start_soon(call_one, index, call)
-        return [reply for reply in replies if reply is not None]
+        return [reply for reply in replies if reply is not None], all(repeats)
 
     async def _call(self, call: ToolCall, on_step: StepSink | None) -> CategoryReturned:
         arguments: Mapping[str, Any] | str = call.arguments

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from meta_tools import tool
-from meta_tools.agent import MainAgent
+from meta_tools.agent import ANSWER_NOW, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
@@ -43,3 +43,39 @@ async def test_an_empty_answer_without_any_category_call_stays_empty() -> None:
     main = ScriptedModel([AssistantTurn(text="")])
     answer = await MainAgent(main, dates(ScriptedModel([]))).ask("Hello?")
     assert answer == ""
+
+
+async def test_a_category_call_that_already_succeeded_is_not_run_again() -> None:
+    """Seen with the 1.5B model: the same category call, six rounds in a row, after success."""
+    main = ScriptedModel(
+        [ask_dates("2025-12-25"), ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")]
+    )
+    category = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
+            ),
+            AssistantTurn(text="2025-12-25 is a Thursday."),
+        ]
+    )
+    answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
+    assert answer == "A Thursday."
+    assert len(category.requests) == 2  # the category ran once
+    told = main.requests[2].messages
+    assert told[-2].role == "tool" and "2025-12-25 is a Thursday." in told[-2].content
+    assert (told[-1].role, told[-1].content) == ("user", ANSWER_NOW)
+
+
+async def test_a_main_agent_that_only_repeats_ends_with_what_the_categories_found() -> None:
+    main = ScriptedModel([ask_dates("2025-12-25")] * 3 + [AssistantTurn(text="never asked")])
+    category = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
+            ),
+            AssistantTurn(text="2025-12-25 is a Thursday."),
+        ]
+    )
+    answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
+    assert answer == "Dates: 2025-12-25 is a Thursday."
+    assert len(main.requests) == 3 and len(category.requests) == 2

@@ -39,9 +39,7 @@ _DECODER = json.JSONDecoder()
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
 #: What is left of a call whose JSON did not parse: an object opening on its name, or the tag.
-_CALL_HINT = re.compile(
-    r'\{\s*"(?:name|function|tool|tool_name)"\s*:|<\s*tool_call|<\s*function[\s=]', re.I
-)
+_CALL_HINT = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call|<\s*function[\s=]', re.I)
 #: A call in XML form: `<function name="x">` or `<function=x>`, up to its end tag, the next
 #: call or the end of the text.
 _XML_CALL = re.compile(
@@ -59,12 +57,12 @@ _XML_WRAPPER = re.compile(
 )
 _MAX_MISSING_BRACES = 3
 #: The key naming the tool in a call written as JSON, and the keys its arguments may come in.
-_OTHER_ARGUMENT_KEYS = ("arguments", "parameters", "args", "tool_input", "input")
+#: ({"tool": ..., "arguments": ...} is not one: it is how a category result lists its calls.)
 _CALL_SHAPES = {
     "name": ("arguments", "parameters"),
-    "tool": _OTHER_ARGUMENT_KEYS,
-    "function": _OTHER_ARGUMENT_KEYS,
-    "tool_name": _OTHER_ARGUMENT_KEYS,
+    "function": ("arguments", "args", "parameters"),
+    "tool": ("tool_input",),
+    "action": ("action_input",),
 }
 
 
@@ -96,7 +94,7 @@ def _as_call(value: Any, offered: Collection[str]) -> tuple[ToolCall | None, str
     if isinstance(inner, dict):  # the OpenAI wire shape {"type": "function", "function": {...}}
         value = inner
     # {"name": ..., "arguments": ...}, or a spelling of agent frameworks' prompts:
-    # {"tool": ..., "tool_input": ...}, {"function": ..., "args": ...}.
+    # {"tool": ..., "tool_input": ...}, {"action": ..., "action_input": ...}.
     key = next((k for k in _CALL_SHAPES if isinstance(value.get(k), str)), None)
     given = [k for k in _CALL_SHAPES[key] if k in value] if key else []
     if key is None or not (given or set(value) == {"name"}):  # data with a name, not a call

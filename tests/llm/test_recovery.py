@@ -33,6 +33,7 @@ def calls(text: str) -> list[tuple[str, object]]:
         '{"name": "describe_date", "parameters": {"date": "2025-12-25"}}',
         '{"tool": "describe_date", "tool_input": {"date": "2025-12-25"}}',
         '{"function": "describe_date", "args": {"date": "2025-12-25"}}',
+        '{"action": "describe_date", "action_input": {"date": "2025-12-25"}}',
     ],
     ids=[
         "bare",
@@ -46,6 +47,7 @@ def calls(text: str) -> list[tuple[str, object]]:
         "parameters-key",
         "tool-and-tool-input",
         "function-and-args",
+        "action-and-action-input",
     ],
 )
 def test_one_call_written_as_text_is_recovered_whatever_wraps_it(text: str) -> None:
