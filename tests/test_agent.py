@@ -24,17 +24,18 @@ def ask_dates(date: str) -> AssistantTurn:
     return AssistantTurn(tool_calls=[ToolCall(name="dates", arguments=call)])
 
 
+def thursday_category() -> ScriptedModel:
+    """The category's model: one `describe_date` call, then the answer."""
+    call = ToolCall(name="describe_date", arguments={"date": "2025-12-25"})
+    return ScriptedModel(
+        [AssistantTurn(tool_calls=[call]), AssistantTurn(text="2025-12-25 is a Thursday.")]
+    )
+
+
 async def test_an_empty_answer_after_category_calls_gives_the_user_what_they_found() -> None:
     """Seen with Qwen2.5-Coder 1.5B: after its rounds the main agent replied with nothing."""
     main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="  ")])
-    category = ScriptedModel(
-        [
-            AssistantTurn(
-                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
-            ),
-            AssistantTurn(text="2025-12-25 is a Thursday."),
-        ]
-    )
+    category = thursday_category()
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "Dates: 2025-12-25 is a Thursday."
 
@@ -50,14 +51,7 @@ async def test_a_category_call_that_already_succeeded_is_not_run_again() -> None
     main = ScriptedModel(
         [ask_dates("2025-12-25"), ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")]
     )
-    category = ScriptedModel(
-        [
-            AssistantTurn(
-                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
-            ),
-            AssistantTurn(text="2025-12-25 is a Thursday."),
-        ]
-    )
+    category = thursday_category()
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "A Thursday."
     assert len(category.requests) == 2  # the category ran once
@@ -68,14 +62,7 @@ async def test_a_category_call_that_already_succeeded_is_not_run_again() -> None
 
 async def test_a_main_agent_that_only_repeats_ends_with_what_the_categories_found() -> None:
     main = ScriptedModel([ask_dates("2025-12-25")] * 3 + [AssistantTurn(text="never asked")])
-    category = ScriptedModel(
-        [
-            AssistantTurn(
-                tool_calls=[ToolCall(name="describe_date", arguments={"date": "2025-12-25"})]
-            ),
-            AssistantTurn(text="2025-12-25 is a Thursday."),
-        ]
-    )
+    category = thursday_category()
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "Dates: 2025-12-25 is a Thursday."
     assert len(main.requests) == 3 and len(category.requests) == 2

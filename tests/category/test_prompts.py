@@ -41,25 +41,17 @@ async def test_a_user_template_folder_overrides_one_template_and_keeps_the_other
     await meta.call_tool("text", {"objective": "o", "exact_input": "i"})
     assert model.requests[0].messages[0].content == "You run Text with 1 tool(s)."
     defaults = PromptSet.load()
+    after_one_round = {
+        "iteration": 1,
+        "max_iterations": 5,
+        "objective": "o",
+        "withdrawn": [],
+        "failed": [],
+        "repeated": False,
+    }
     assert meta.get_category("text").prompts.tool_result_evaluation.render(
-        {
-            "iteration": 1,
-            "max_iterations": 5,
-            "objective": "o",
-            "withdrawn": [],
-            "failed": [],
-            "repeated": False,
-        }
-    ) == defaults.tool_result_evaluation.render(
-        {
-            "iteration": 1,
-            "max_iterations": 5,
-            "objective": "o",
-            "withdrawn": [],
-            "failed": [],
-            "repeated": False,
-        }
-    )
+        after_one_round
+    ) == defaults.tool_result_evaluation.render(after_one_round)
 
 
 def test_an_unknown_variable_or_a_syntax_error_fails_when_the_config_loads(tmp_path: Path) -> None:
