@@ -82,6 +82,24 @@ def score_demo(task: DemoTask, run: Run) -> tuple[bool, bool]:
     return replied and not run.ran, not run.ran
 
 
+def chosen(tasks: Sequence[DemoTask], ids: str | None) -> list[DemoTask]:
+    """The demo tasks named in `ids` (all of them, subsets in turn, without).
+
+    Raises:
+        SystemExit: an id names no task.
+    """
+    if ids is None:
+        return interleaved(tasks, _group)
+    by_id = {t.id: t for t in tasks}
+    wanted = [i.strip() for i in ids.split(",") if i.strip()]
+    unknown = [i for i in wanted if i not in by_id]
+    if unknown:
+        raise SystemExit(
+            f"--tasks: no demo task {', '.join(unknown)} (ids: m1, d1, t1, f1, x1, q1, n1, ...)"
+        )
+    return [by_id[i] for i in wanted]
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per-side totals: accuracy, right-tool rate, calls, tokens, time."""
     n = len(rows)
@@ -252,6 +270,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--api-key-env", default=None, help="variable holding the API key")
     parser.add_argument("--limit", type=int, default=None, help="first N tasks of each set")
     parser.add_argument("--set", choices=("demo", "catalog", "both"), default="both")
+    parser.add_argument("--tasks", default=None, help="comma-separated demo task ids (m1,d3)")
     parser.add_argument("--sides", default=None, help="comma-separated subset of the sides")
     parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
@@ -291,7 +310,7 @@ async def _run_sets(
     out = args.out or RESULTS / "e2e.json"
     try:
         if args.set in ("demo", "both"):
-            tasks = interleaved(TASKS, _group)[: args.limit]
+            tasks = chosen(TASKS, args.tasks)[: args.limit]
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = _checkpoint(out, args.model, record, "demo")

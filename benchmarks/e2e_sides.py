@@ -60,6 +60,7 @@ class CountingModel:
                 "calls": [(c.name, c.arguments) for c in turn.tool_calls],
                 "recovered": turn.recovered,
                 "unread": turn.unread_call,
+                "prompt_tokens": turn.usage.prompt_tokens if turn.usage else None,
             }
             with self.log.open("a") as file:
                 file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")

@@ -28,8 +28,8 @@ from .router.manager import MetaManager
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
-Your tools are categories: each one picks and runs its own concrete tools.
-For a task, call its category with `objective` (the goal) and `exact_input` (every value the task needs, copied from the user).
+Your tools are categories; each runs its own tools.
+Call a category with `objective` (the goal) and `exact_input` (every value it needs, copied from the user).
 A request with parts for different categories: call each category with its own part, in one turn.
 Do not work out yourself what a category can do: call it.
 A category may send a question back: ask the user that question.
@@ -117,7 +117,8 @@ class MainAgent:
                 turn.append(Message(role="user", content=unread_call_note(reply.unread_call)))
                 continue
             if not reply.tool_calls:
-                answer = (reply.text or "").strip()
+                # A call it still could not write is no answer when categories found one.
+                answer = "" if reply.unread_call and results else (reply.text or "").strip()
                 break
             turn.append(reply.as_message())
             replies, only_repeats = await self._call_all(

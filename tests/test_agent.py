@@ -9,6 +9,7 @@ from meta_tools.agent import ANSWER_NOW, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
@@ -66,3 +67,17 @@ async def test_a_main_agent_that_only_repeats_ends_with_what_the_categories_foun
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "Dates: 2025-12-25 is a Thursday."
     assert len(main.requests) == 3 and len(category.requests) == 2
+
+
+async def test_a_final_reply_that_is_still_an_unreadable_call_gives_what_categories_found() -> None:
+    unreadable = AssistantTurn(text='<tool_call tool="dates" arguments={"objective": }>')
+    main = RecoveringModel(ScriptedModel([ask_dates("2025-12-25"), *[unreadable] * 3]))
+    answer = await MainAgent(main, dates(thursday_category())).ask("What weekday is 2025-12-25?")
+    assert answer == "Dates: 2025-12-25 is a Thursday."
+
+
+async def test_an_unreadable_call_with_nothing_found_is_returned_as_it_was_written() -> None:
+    unreadable = AssistantTurn(text='<tool_call tool="dates" arguments={"objective": }>')
+    main = RecoveringModel(ScriptedModel([unreadable] * 3))
+    answer = await MainAgent(main, dates(ScriptedModel([]))).ask("What weekday is 2025-12-25?")
+    assert answer == unreadable.text

@@ -23,7 +23,7 @@ from .result import Execution, truncate
 from .run import Run, RunState
 from .turns import call_key, render_value, repeat_message, tool_message
 
-__all__ = ["RoundExecutor", "done_so_far", "results_so_far"]
+__all__ = ["RoundExecutor", "done_so_far", "nothing_worked", "results_so_far"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +148,12 @@ def done_so_far(state: RunState) -> str:
         return "No tool was run."
     parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in state.executions]
     return "Tool calls so far: " + "; ".join(parts)
+
+
+def nothing_worked(state: RunState) -> str:
+    """The summary of a run none of whose calls worked: each failed call and its error."""
+    failed = [f"{e.tool}: {truncate(e.error or 'failed', 300)}" for e in state.executions]
+    return "No tool call worked. " + ("; ".join(failed) if failed else "No tool was run.")
 
 
 def results_so_far(state: RunState) -> str:

@@ -35,7 +35,7 @@ from .events import (
     RunStarted,
     ToolsSelected,
 )
-from .execute import RoundExecutor, done_so_far, results_so_far
+from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
 from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, RunStatus
@@ -276,7 +276,10 @@ class CategoryManager:
                 note = unread_call_note(turn.unread_call)
                 state.messages.append(Message(role="user", content=note))
                 continue
-            outcome = classify_turn(turn)
+            # A call it still could not write, after the notes, is not an answer either.
+            outcome = classify_turn(
+                turn.model_copy(update={"text": None}) if turn.unread_call else turn
+            )
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
             match outcome:
@@ -295,8 +298,12 @@ class CategoryManager:
                     return result
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
+                case Answered() if not any(e.ok for e in state.executions):
+                    # No call worked, so the text has nothing to stand on (small models
+                    # answer a failed calculation with a made-up number): say what failed.
+                    return self._result(run, "failed", nothing_worked(state))
                 case Answered(text):
-                    return self._result(run, "success", text or done_so_far(run.state))
+                    return self._result(run, "success", text or results_so_far(run.state))
                 case Calls(calls, rejected):
                     if state.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run)
@@ -372,6 +379,7 @@ class CategoryManager:
                     e.tool for e in state.executions if e.round == state.iteration and not e.ok
                 )
             ),
+            has_results=any(e.ok for e in state.executions),
             past_runs=state.past_runs,
             repeated=state.repeated_rounds > 0,
         )

@@ -30,6 +30,7 @@ class PromptVariables(TypedDict):
     max_iterations: int
     withdrawn: list[str]
     failed: list[str]
+    has_results: bool
     past_runs: list[dict[str, str]]
     repeated: bool
 
@@ -47,6 +48,7 @@ _SAMPLE = PromptVariables(
     max_iterations=5,
     withdrawn=["t"],
     failed=["t"],
+    has_results=True,
     past_runs=[{"objective": "o", "summary": "s"}],
 )
 # The other extreme a real call reaches: nothing offered, nothing done, nothing remembered.
@@ -61,6 +63,7 @@ _EMPTY_SAMPLE = PromptVariables(
     max_iterations=1,
     withdrawn=[],
     failed=[],
+    has_results=False,
     past_runs=[],
     repeated=True,
 )

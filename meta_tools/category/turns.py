@@ -41,23 +41,18 @@ __all__ = [
 ]
 
 CONTROL_TOOLS: list[dict[str, Any]] = [
+    # Short on purpose: both schemas go with every LLM call of a run, and the
+    # selection prompt already says when to call them.
     {
         "type": "function",
         "function": {
             "name": "request_input",
-            "description": "Ask for missing input instead of calling a tool.",
+            "description": "Ask for values the task needs but does not give.",
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "missing": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "The missing or unclear values.",
-                    },
-                    "question": {
-                        "type": "string",
-                        "description": "One question that asks for them.",
-                    },
+                    "missing": {"type": "array", "items": {"type": "string"}},
+                    "question": {"type": "string"},
                 },
                 "required": ["missing", "question"],
             },
@@ -70,10 +65,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
             "description": "Say that no tool can do this task.",
             "parameters": {
                 "type": "object",
-                "properties": {
-                    "reason": {"type": "string", "description": "Why no tool fits."},
-                    "suggestion": {"type": "string", "description": "What could be done instead."},
-                },
+                "properties": {"reason": {"type": "string"}, "suggestion": {"type": "string"}},
                 "required": ["reason"],
             },
         },

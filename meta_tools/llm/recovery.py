@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,15 @@ _XML_ARGUMENT = re.compile(
 )
 _XML_WRAPPER = re.compile(
     r"^\s*<\s*(?:arguments|parameters)\s*>(.*?)(?:</\s*(?:arguments|parameters)\s*>|\Z)", re.S
+)
+#: A call written as one tag with attributes: `<tool_call tool="x" arguments={...}>`; the
+#: JSON arguments start where the match ends.
+_TAG_CALL = re.compile(
+    r"""<\s*(?:tool_call|function_call|function|tool)\s+(?:tool|name|function)\s*=\s*["']?([\w.-]+)["']?\s+(?:arguments|args|parameters)\s*=\s*['"]?(?=\{)""",
+    re.I,
+)
+_TAG_CALL_END = re.compile(
+    r"""\s*['"]?\s*/?>(?:\s*</\s*(?:tool_call|function_call|function|tool)\s*>)?""", re.I
 )
 _MAX_MISSING_BRACES = 3
 #: The key naming the tool in a call written as JSON, and the keys its arguments may come in.
@@ -187,11 +196,44 @@ def _xml_calls(text: str, offered: Collection[str]) -> Recovery | None:
     return Recovery([], text, "; ".join(dict.fromkeys(problems)))
 
 
+def _tag_calls(text: str, offered: Collection[str]) -> Recovery | None:
+    """The calls `text` writes as tags with attributes (`<tool_call tool="x" arguments={...}>`)."""
+    calls: list[ToolCall] = []
+    problems: list[str] = []
+    kept: list[str] = []
+    position = 0
+    for match in _TAG_CALL.finditer(text):
+        if match.start() < position:
+            continue
+        decoded = _decode_at(text, match.end())
+        name = match.group(1)
+        if decoded is None or not isinstance(decoded[0], dict):
+            problems.append(f"the arguments of {name!r} are not a JSON object")
+            continue
+        if name not in offered:
+            problems.append(
+                f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+            )
+            continue
+        calls.append(ToolCall(name=name, arguments=decoded[0]))
+        end = decoded[1]
+        closing = _TAG_CALL_END.match(text, end)
+        kept.append(text[position : match.start()])
+        position = closing.end() if closing else end
+    if not calls and not problems:
+        return None
+    if not calls:
+        return Recovery([], text, "; ".join(dict.fromkeys(problems)))
+    rest = "".join(kept) + text[position:]
+    return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+
+
 def recover_calls(text: str, offered: Collection[str]) -> Recovery:
     """Read the tool calls written in `text`, keeping those that name an `offered` tool."""
-    xml = _xml_calls(text, offered)
-    if xml is not None:
-        return xml
+    for written_as_tags in (_tag_calls, _xml_calls):
+        recovery = written_as_tags(text, offered)
+        if recovery is not None:
+            return recovery
     calls: list[ToolCall] = []
     problems: list[str] = []
     kept: list[str] = []
@@ -225,6 +267,45 @@ def recover_calls(text: str, offered: Collection[str]) -> Recovery:
     return Recovery([], text)
 
 
+def _named_arguments(text: str, parameters: Mapping[str, dict[str, Any]]) -> Recovery | None:
+    """A call written as its arguments alone, beside prose naming the tool.
+
+    The 1.5B model wrote "use the `files` function with the following exact input:"
+    and then `{"objective": ..., "exact_input": ...}`. Read as a call only when the
+    object's keys fit the tool's schema (every required key, no unknown one) and
+    the text around it names exactly one offered tool whose schema they fit.
+    """
+    calls: list[ToolCall] = []
+    kept: list[str] = []
+    position = 0
+    for start, end, value in _objects(text):
+        if not isinstance(value, dict) or not value:
+            continue
+        around = text[:start] + " " + text[end:]
+        fitting = [
+            name
+            for name, schema in parameters.items()
+            if _fits(value, schema) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", around)
+        ]
+        if len(fitting) != 1:
+            return None
+        calls.append(ToolCall(name=fitting[0], arguments=value))
+        kept.append(text[position:start])
+        position = end
+    if not calls:
+        return None
+    kept.append(text[position:])
+    rest = "".join(kept)
+    return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+
+
+def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """True when `arguments` has every required key of `schema` and no key it lacks."""
+    required = set(schema.get("required") or ())
+    known = set(schema.get("properties") or {})
+    return bool(required) and required <= arguments.keys() <= known
+
+
 def unread_call_note(problem: str) -> str:
     """What the model is told when its reply looks like a tool call that could not be read."""
     return (
@@ -243,25 +324,19 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """
     if turn.tool_calls or not turn.text or not request.tools:
         return turn
-    offered = {
-        str(tool.get("function", {}).get("name")) for tool in request.tools if "function" in tool
+    parameters: dict[str, dict[str, Any]] = {
+        str(tool["function"].get("name")): tool["function"].get("parameters") or {}
+        for tool in request.tools
+        if "function" in tool
     }
-    recovery = recover_calls(turn.text, offered)
+    recovery = recover_calls(turn.text, parameters)
+    if not recovery.calls and recovery.problem is None:
+        recovery = _named_arguments(turn.text, parameters) or recovery
     if recovery.calls:
-        properties = {
-            str(tool["function"].get("name")): tool["function"]
-            .get("parameters", {})
-            .get("properties", {})
-            for tool in request.tools
-            if "function" in tool
-        }
-        calls = [
-            _typed(
-                _without_schema_echo(call, properties.get(call.name, {})),
-                properties.get(call.name, {}),
-            )
-            for call in recovery.calls
-        ]
+        calls = []
+        for call in recovery.calls:
+            properties = parameters.get(call.name, {}).get("properties", {})
+            calls.append(_typed(_without_schema_echo(call, properties), properties))
         return turn.model_copy(
             update={
                 "text": recovery.text or None,

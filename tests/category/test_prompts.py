@@ -47,6 +47,7 @@ async def test_a_user_template_folder_overrides_one_template_and_keeps_the_other
         "objective": "o",
         "withdrawn": [],
         "failed": [],
+        "has_results": True,
         "repeated": False,
     }
     assert meta.get_category("text").prompts.tool_result_evaluation.render(
@@ -111,6 +112,7 @@ def test_the_default_templates_read_as_short_single_instructions_for_small_model
         "max_iterations": 5,
         "withdrawn": [],
         "failed": [],
+        "has_results": True,
         "past_runs": [],
         "repeated": False,
     }

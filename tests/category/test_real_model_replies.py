@@ -17,8 +17,9 @@ from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
+from meta_tools.demo.numbers import calculate, describe_numbers
 from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import unread_call_note
+from meta_tools.llm.recovery import RecoveringModel, unread_call_note
 from meta_tools.router.manager import MetaManager
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -225,6 +226,58 @@ async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() ->
     result = await dates(model).run("What weekday is this date?", "2025-12-25")
     assert (result.status, result.summary, len(result.executions)) == ("success", "Thursday.", 1)
     model.assert_complete()
+
+
+def math(model: Any) -> CategoryManager:
+    return CategoryManager("Math", "Arithmetic.", [tool(calculate), tool(describe_numbers)], model)
+
+
+async def test_after_a_failed_call_the_model_is_not_invited_to_answer() -> None:
+    """The 1.5B model answered `mean(4, 8, …)`'s error with "The mean is 20.0"."""
+    mean = {"expression": "mean(4, 8, 15, 16, 23, 42)"}
+    model = ScriptedModel(
+        [
+            calls(("calculate", mean)),
+            calls(("describe_numbers", {"numbers": [4, 8, 15, 16, 23, 42]})),
+            AssistantTurn(text="The mean is 18."),
+        ]
+    )
+    result = await math(model).run("Mean of the numbers", "4, 8, 15, 16, 23, 42")
+    assert (result.status, result.summary) == ("success", "The mean is 18.")
+    after_failure = model.requests[1].messages[-1].content.splitlines()
+    assert after_failure[1].startswith("- No call has worked yet, so there is no answer")
+    assert (
+        after_failure[2] == "- A call failed (calculate): fix its arguments, or use another tool."
+    )
+    assert not any("The results answer the task" in line for line in after_failure)
+    after_success = model.requests[2].messages[-1].content.splitlines()
+    assert after_success[1].startswith("- The results answer the task: reply now")
+
+
+async def test_an_answer_after_calls_that_all_failed_is_a_failure_not_a_made_up_result() -> None:
+    """The 1.5B model answered "12% of 250"'s error with "15.0", reported as a success."""
+    model = ScriptedModel(
+        [calls(("calculate", {"expression": "12% of 250"})), AssistantTurn(text="15.0")]
+    )
+    result = await math(model).run("Calculate 12% of 250", "12% of 250")
+    assert result.status == "failed"
+    assert result.summary.startswith("No tool call worked. calculate: ")
+    assert "15.0" not in result.summary
+    assert result.executions[0].error is not None
+    assert result.executions[0].error.split(": ", 1)[1] in result.summary
+
+
+async def test_a_run_whose_last_reply_is_still_an_unreadable_call_ends_with_its_results() -> None:
+    """The 1.5B model wrote `<tool_call tool=… arguments=…` after a good round, three times."""
+    unreadable = AssistantTurn(
+        text='<tool_call tool="describe_date" arguments={"date": 2025-12-26}>'
+    )
+    model = RecoveringModel(
+        ScriptedModel([calls(("describe_date", CHRISTMAS)), unreadable, unreadable, unreadable])
+    )
+    result = await dates(model).run("What weekday is this date?", "2025-12-25")
+    assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
+    assert result.usage.llm_calls == 4  # the call, then the reply answered twice with a note
 
 
 async def test_schema_words_copied_into_written_arguments_are_dropped(

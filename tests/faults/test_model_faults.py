@@ -232,10 +232,10 @@ async def test_an_empty_reply_before_any_tool_is_no_suitable_tool() -> None:
     )
 
 
-async def test_an_empty_reply_after_a_tool_round_reports_what_was_done() -> None:
+async def test_an_empty_reply_after_a_tool_round_reports_what_was_found() -> None:
     model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), AssistantTurn(text="  ")])
     result = await category(model).run("Add", "1 and 2")
-    assert (result.status, result.summary) == ("success", "Tool calls so far: add: ok")
+    assert (result.status, result.summary) == ("success", "add: 3")
 
 
 async def test_request_input_mid_loop_stops_with_the_question_and_keeps_the_work_done() -> None:

@@ -207,3 +207,99 @@ def test_text_values_are_typed_from_the_schema_of_the_tool() -> None:
         AssistantTurn(text='<function name="say"><text>42</text></function>'), named
     )
     assert said.tool_calls[0].arguments == {"text": "42"}  # a string parameter stays text
+
+
+def category_tools(*names: str) -> ChatRequest:
+    """A request offering category tools: all share the schema {objective, exact_input}."""
+    schema = {
+        "type": "object",
+        "properties": {"objective": {"type": "string"}, "exact_input": {"type": "string"}},
+        "required": ["objective", "exact_input"],
+    }
+    return ChatRequest(
+        messages=[Message(role="user", content="x")],
+        tools=[{"type": "function", "function": {"name": n, "parameters": schema}} for n in names],
+    )
+
+
+# Written by Qwen2.5-Coder 1.5B as the main agent, asked for line 2 of notes.txt.
+ARGUMENTS_BESIDE_A_NAME = """To find line 2 of notes.txt, you can use the `files` function \
+with the following exact input:
+
+```json
+{
+  "objective": "Find line 2 of notes.txt",
+  "exact_input": "notes.txt"
+}
+```
+
+This will return the content of the notes.txt file."""
+
+
+def test_arguments_written_beside_the_one_tool_they_name_are_a_call() -> None:
+    offered = category_tools("math_units", "files", "text_analysis")
+    recovered = recover_turn(AssistantTurn(text=ARGUMENTS_BESIDE_A_NAME), offered)
+    assert [(c.name, c.arguments) for c in recovered.tool_calls] == [
+        ("files", {"objective": "Find line 2 of notes.txt", "exact_input": "notes.txt"})
+    ]
+    assert recovered.recovered == 1
+    assert recovered.text is not None and recovered.text.startswith("To find line 2")
+    assert "{" not in recovered.text
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (ARGUMENTS_BESIDE_A_NAME.replace("`files` function", "right category"), "no name"),
+        (
+            ARGUMENTS_BESIDE_A_NAME.replace("`files` function", "`files` or `math_units` tool"),
+            "two names",
+        ),
+        (ARGUMENTS_BESIDE_A_NAME.replace('"exact_input"', '"input"'), "a key the schema lacks"),
+        (
+            ARGUMENTS_BESIDE_A_NAME.replace(',\n  "exact_input": "notes.txt"', ""),
+            "a required key missing",
+        ),
+    ],
+)
+def test_arguments_alone_are_no_call_without_exactly_one_fitting_tool_named(
+    text: str, why: str
+) -> None:
+    offered = category_tools("math_units", "files", "text_analysis")
+    turn = recover_turn(AssistantTurn(text=text), offered)
+    assert (turn.tool_calls, turn.recovered, turn.unread_call, turn.text) == ([], 0, None, text), (
+        why
+    )
+
+
+# Written by Qwen2.5-Coder 1.5B in a category run, asked to book a flight.
+TAG_CALL = (
+    '<tool_call tool="convert_time_zone" arguments={"time": "2023-04-02T00:00:00",'
+    ' "from_zone": "Europe/Paris", "to_zone": "America/New_York"}></tool_call>'
+)
+ZONES = {"time": "2023-04-02T00:00:00", "from_zone": "Europe/Paris", "to_zone": "America/New_York"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TAG_CALL,
+        TAG_CALL.removesuffix("</tool_call>"),
+        TAG_CALL.replace("tool=", "name=").replace("arguments={", "arguments='{")[:-13] + "'/>",
+    ],
+    ids=["closed", "unclosed", "single-quoted-self-closing"],
+)
+def test_a_call_written_as_one_tag_with_attributes_is_recovered(text: str) -> None:
+    recovery = recover_calls(text, {"convert_time_zone"})
+    assert [(c.name, c.arguments) for c in recovery.calls] == [("convert_time_zone", ZONES)]
+    assert (recovery.text, recovery.problem) == ("", None)
+
+
+def test_a_tag_call_to_a_tool_not_offered_or_without_json_says_why() -> None:
+    assert recover_calls(TAG_CALL, {"describe_date"}).problem == (
+        "'convert_time_zone' is not one of the offered tools (describe_date)"
+    )
+    broken = TAG_CALL.replace('"time": ', '"time" ')
+    assert recover_calls(broken, {"convert_time_zone"}).problem == (
+        "the arguments of 'convert_time_zone' are not a JSON object"
+    )
