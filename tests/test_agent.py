@@ -81,3 +81,21 @@ async def test_an_unreadable_call_with_nothing_found_is_returned_as_it_was_writt
     main = RecoveringModel(ScriptedModel([unreadable] * 3))
     answer = await MainAgent(main, dates(ScriptedModel([]))).ask("What weekday is 2025-12-25?")
     assert answer == unreadable.text
+
+
+async def test_the_category_tools_are_offered_without_the_notes_the_instructions_give() -> None:
+    meta = dates(thursday_category())
+    main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")])
+    await MainAgent(main, meta).ask("What weekday is 2025-12-25?")
+    (offered,) = main.requests[0].tools
+    full = meta.openai_tools()[0]
+    assert offered["function"]["description"] == full["function"]["description"]
+    assert offered["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"objective": {"type": "string"}, "exact_input": {"type": "string"}},
+        "required": ["objective", "exact_input"],
+    }
+    # The router's own schemas (MCP hosts, openai_tools users) keep their notes.
+    assert full["function"]["parameters"]["properties"]["objective"]["description"]
+    system = main.requests[0].messages[0].content
+    assert "`objective` (the goal)" in system and "`exact_input` (every value" in system

@@ -3,10 +3,11 @@
 Small and local models often answer a tool call in `content` instead of
 `tool_calls`: bare ``{"name": ..., "arguments": {...}}``, a fenced ```json
 block, several calls in a row or in a list, wrapped in a tag (``<tool_call>``,
-even ``<tool_result>``), with the last brace missing, or in XML form
-(``<function name="x"><arguments><k>v</k></arguments></function>``). `recover_turn` turns
-such a turn into the calls it meant, but only calls that name an offered
-tool; when the text looks like a call yet none can be read, it says why, so
+even ``<tool_result>``), with the last brace missing, in XML form
+(``<function name="x"><arguments><k>v</k></arguments></function>``), as one tag
+(``<tool_call tool="x" arguments={...}>``), or as arguments alone beside prose that
+names the tool. `recover_turn` turns such a turn into the calls it meant, but only
+calls that name an offered tool; when the text looks like a call yet none can be read, it says why, so
 that the loop can tell the model to try again.
 """
 
