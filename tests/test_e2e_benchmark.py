@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.e2e import main, run_catalog, run_demo, score_demo
+from benchmarks.e2e import chosen, main, run_catalog, run_demo, score_demo
 from benchmarks.e2e_sides import Run
 from benchmarks.e2e_tasks import TASKS, interleaved
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -273,3 +273,22 @@ def test_the_command_runs_against_dashscope_with_the_real_sdk(
     assert (retrieval["accuracy"], retrieval["llm_calls"]) == (1.0, 2)
     assert [r.route for r in llm_server.requests] == ["dashscope", "dashscope"]
     assert llm_server.requests[0].body["model"] == "qwen-plus"
+
+
+def test_tasks_names_the_demo_tasks_to_run_and_an_unknown_id_is_refused(
+    tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert [t.id for t in chosen(TASKS, "d3, m1")] == ["d3", "m1"]
+    assert chosen(TASKS, None) == interleaved(TASKS, lambda t: t.group)
+    with pytest.raises(SystemExit, match="no demo task z9"):
+        chosen(TASKS, "m1,z9")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    llm_server.enqueue(Reply(body=openai_text_reply("391")))
+    out, log = tmp_path / "e2e.json", tmp_path / "turns.jsonl"
+    argv = ["--base-url", llm_server.openai_base_url, "--model", "fake", "--set", "demo"]
+    argv += ["--tasks", "m1", "--sides", "flat", "--out", str(out), "--log", str(log)]
+    assert main(argv) == 0
+    demo = json.loads(out.read_text())["runs"]["fake"]["demo"]
+    assert demo["tasks"] == ["m1"] and demo["sides"]["flat"]["accuracy"] == 1.0
+    (turn,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert (turn["text"], turn["prompt_tokens"]) == ("391", 10)
