@@ -332,7 +332,11 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     }
     recovery = recover_calls(turn.text, parameters)
     if not recovery.calls and recovery.problem is None:
-        recovery = _named_arguments(turn.text, parameters) or recovery
+        named = _named_arguments(turn.text, parameters)
+        # An answer that quotes a call already made ("I called `files` with {...}") is no call.
+        made = [(c.name, c.arguments) for m in request.messages for c in m.tool_calls]
+        if named is not None and not any((c.name, c.arguments) in made for c in named.calls):
+            recovery = named
     if recovery.calls:
         calls = []
         for call in recovery.calls:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, ScriptedModel, ToolCall
@@ -303,3 +305,23 @@ def test_a_tag_call_to_a_tool_not_offered_or_without_json_says_why() -> None:
     assert recover_calls(broken, {"convert_time_zone"}).problem == (
         "the arguments of 'convert_time_zone' are not a JSON object"
     )
+
+
+def test_an_answer_quoting_a_call_already_made_is_not_read_as_that_call_again() -> None:
+    arguments = {"objective": "Find line 2 of notes.txt", "exact_input": "notes.txt"}
+    asked = category_tools("math_units", "files")
+    made = ToolCall(name="files", arguments=arguments)
+    answered = asked.model_copy(
+        update={
+            "messages": [
+                *asked.messages,
+                Message(role="assistant", tool_calls=[made]),
+                Message(role="tool", tool_call_id=made.id, content='{"summary": "beta"}'),
+            ]
+        }
+    )
+    text = f"I called `files` with {json.dumps(arguments)}: line 2 is beta."
+    turn = recover_turn(AssistantTurn(text=text), answered)
+    assert (turn.tool_calls, turn.text) == ([], text)
+    # Before that call was made, the same words are the call.
+    assert [c.name for c in recover_turn(AssistantTurn(text=text), asked).tool_calls] == ["files"]
