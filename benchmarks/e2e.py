@@ -95,7 +95,7 @@ def chosen(tasks: Sequence[DemoTask], ids: str | None) -> list[DemoTask]:
     unknown = [i for i in wanted if i not in by_id]
     if unknown:
         raise SystemExit(
-            f"--tasks: no demo task {', '.join(unknown)} (ids: m1, d1, t1, f1, x1, q1, n1, ...)"
+            f"--tasks: no demo task {', '.join(unknown)} (the ids: {', '.join(by_id)})"
         )
     return [by_id[i] for i in wanted]
 

@@ -298,7 +298,7 @@ class CategoryManager:
                     return result
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case Answered() if not any(e.ok for e in state.executions):
+                case Answered() if not state.has_results:
                     # No call worked, so the text has nothing to stand on (small models
                     # answer a failed calculation with a made-up number): say what failed.
                     return self._result(run, "failed", nothing_worked(state))
@@ -379,7 +379,7 @@ class CategoryManager:
                     e.tool for e in state.executions if e.round == state.iteration and not e.ok
                 )
             ),
-            has_results=any(e.ok for e in state.executions),
+            has_results=state.has_results,
             past_runs=state.past_runs,
             repeated=state.repeated_rounds > 0,
         )

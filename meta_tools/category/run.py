@@ -58,6 +58,11 @@ class RunState:
         """The tools this run has called, in first-use order."""
         return list(dict.fromkeys(e.tool for e in self.executions))
 
+    @property
+    def has_results(self) -> bool:
+        """Some call of this run has worked: there is a result to answer from."""
+        return any(e.ok for e in self.executions)
+
     def count_failure(self, tool: str) -> None:
         """Count a failure of `tool`; withdraw it after `FAILURES_BEFORE_WITHDRAWAL`."""
         self.failures[tool] = self.failures.get(tool, 0) + 1

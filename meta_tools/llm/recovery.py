@@ -119,8 +119,17 @@ def _as_call(value: Any, offered: Collection[str]) -> tuple[ToolCall | None, str
     if not isinstance(arguments, dict):
         return None, f"the arguments of {name!r} are not a JSON object"
     if name not in offered:
-        return None, f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+        return None, _not_offered(name, offered)
     return ToolCall(name=name, arguments=arguments), None
+
+
+def _not_offered(name: str, offered: Collection[str]) -> str:
+    return f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+
+
+def _leftover(rest: str) -> str:
+    """What a text says besides its calls: nothing when only their wrapping is left."""
+    return "" if _WRAPPING.fullmatch(rest) else rest.strip()
 
 
 def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
@@ -177,9 +186,7 @@ def _xml_calls(text: str, offered: Collection[str]) -> Recovery | None:
     for match in found:
         name, body = match.group(1), match.group(2)
         if name not in offered:
-            problems.append(
-                f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
-            )
+            problems.append(_not_offered(name, offered))
             continue
         wrapped = _XML_WRAPPER.match(body)
         body = wrapped.group(1) if wrapped else body
@@ -193,7 +200,7 @@ def _xml_calls(text: str, offered: Collection[str]) -> Recovery | None:
         calls.append(ToolCall(name=name, arguments=arguments))
     if calls:
         rest = text[: found[0].start()] + text[found[-1].end() :]
-        return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+        return Recovery(calls, _leftover(rest))
     return Recovery([], text, "; ".join(dict.fromkeys(problems)))
 
 
@@ -212,9 +219,7 @@ def _tag_calls(text: str, offered: Collection[str]) -> Recovery | None:
             problems.append(f"the arguments of {name!r} are not a JSON object")
             continue
         if name not in offered:
-            problems.append(
-                f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
-            )
+            problems.append(_not_offered(name, offered))
             continue
         calls.append(ToolCall(name=name, arguments=decoded[0]))
         end = decoded[1]
@@ -226,7 +231,7 @@ def _tag_calls(text: str, offered: Collection[str]) -> Recovery | None:
     if not calls:
         return Recovery([], text, "; ".join(dict.fromkeys(problems)))
     rest = "".join(kept) + text[position:]
-    return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+    return Recovery(calls, _leftover(rest))
 
 
 def recover_calls(text: str, offered: Collection[str]) -> Recovery:
@@ -256,11 +261,8 @@ def recover_calls(text: str, offered: Collection[str]) -> Recovery:
             position = end
     kept.append(text[position:])
     undecoded.append(text[decoded_end:])
-    rest = "".join(kept)
     if calls:
-        # What is left around the calls is only wrapping (tags, fences) when nothing else was said.
-        rest = "" if _WRAPPING.fullmatch(rest) else rest.strip()
-        return Recovery(calls, rest)
+        return Recovery(calls, _leftover("".join(kept)))
     if problems:
         return Recovery([], text, "; ".join(dict.fromkeys(problems)))
     if looks_like_call("".join(undecoded)):
@@ -297,7 +299,7 @@ def _named_arguments(text: str, parameters: Mapping[str, dict[str, Any]]) -> Rec
         return None
     kept.append(text[position:])
     rest = "".join(kept)
-    return Recovery(calls, "" if _WRAPPING.fullmatch(rest) else rest.strip())
+    return Recovery(calls, _leftover(rest))
 
 
 def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
