@@ -18,18 +18,22 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import random
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from meta_tools.agent import MainAgent
+from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.recovery import looks_like_call
 from meta_tools.router.manager import MetaManager
 
 from .catalog import DEFAULT_DATA
-from .e2e_catalog import load_large_catalog
+from .e2e_catalog import LargeCatalog, load_large_catalog, sample_queries
 from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy, schema_tokens
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
 
@@ -38,7 +42,9 @@ __all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo", "summ
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DEMO_SIDES = ("hierarchy", "category", "flat")
-CATALOG_SIDES = ("hierarchy", "retrieval", "flat")
+CATALOG_SIDES = ("hierarchy", "hierarchy_all", "retrieval", "category", "flat")
+ALL_CATEGORIES = RoutingConfig(max_categories=256, retry_categories=0)
+"""`hierarchy_all`: every category offered in list order, no retry (the router before ranking)."""
 _ASKING = ("?", "please provide", "please specify", "need")
 
 
@@ -119,7 +125,16 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "completion_tokens": total("completion_tokens"),
         "recovered_calls": total("recovered_calls"),
         "wall_s": round(float(total("wall_s")), 1),
-    }
+    } | _first_category(rows)
+
+
+def _first_category(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The share of rows whose first category call went to a gold category (hierarchy sides)."""
+    judged = [r for r in rows if "first_category_right" in r]
+    if not judged:
+        return {}
+    right = sum(r["first_category_right"] for r in judged)
+    return {"first_category": round(right / len(judged), 3)}
 
 
 def _say(text: str) -> None:
@@ -166,6 +181,16 @@ async def run_demo(
     }
 
 
+def catalog_queries(
+    catalog: LargeCatalog, limit: int | None, per_subset: int | None, seed: int
+) -> list[dict[str, Any]]:
+    """The queries of a catalog run: a seeded sample per subset (or all), subsets in turn."""
+    queries = catalog.queries
+    if per_subset is not None:
+        queries = sample_queries(queries, per_subset, seed)
+    return interleaved(queries, _subset)[:limit]
+
+
 async def run_catalog(
     model: ChatModel,
     data: Path,
@@ -174,23 +199,32 @@ async def run_catalog(
     *,
     top_k: int = 10,
     context_tokens: int = 16_384,
+    per_subset: int | None = None,
+    seed: int = 0,
+    order_seed: int | None = None,
     on_row: Checkpoint | None = None,
 ) -> dict[str, Any]:
     catalog = load_large_catalog(data)
-    # The subsets (G1_category, G2_instruction, ...) in turn, so that a limit samples each.
-    queries = interleaved(catalog.queries, _subset)[:limit]
+    queries = catalog_queries(catalog, limit, per_subset, seed)
     counter = CountingModel(model)
-    meta = catalog.router(counter)
+    meta = catalog.router(counter, order_seed=order_seed)
+    every = MetaManager(meta.categories, routing=ALL_CATEGORIES)
+    slugs = {m.name: m.slug for m in meta.categories}
     flat_tokens = schema_tokens(catalog.tools)
     fits = flat_tokens < context_tokens
     rows: list[dict[str, Any]] = []
     for query in queries:
         gold = catalog.gold_names(query)
+        gold_slugs = {slugs[c] for c in catalog.gold_categories(query)}
         for side in sides:
             if side == "flat" and not fits:
                 continue
-            if side == "hierarchy":
-                run = await ask_hierarchy(counter, meta, query["query"])
+            if side in ("hierarchy", "hierarchy_all"):
+                router = meta if side == "hierarchy" else every
+                run = await ask_hierarchy(counter, router, query["query"])
+            elif side == "category":
+                target = sorted(gold_slugs)[0]
+                run = await ask_category(counter, meta, [(target, query["query"], query["query"])])
             elif side == "retrieval":
                 offered = catalog.retrieve(query["query"], top_k)
                 run = await ask_flat(counter, offered, query["query"])
@@ -198,22 +232,81 @@ async def run_catalog(
                 run = await ask_flat(counter, catalog.tools, query["query"])
             success = run.error is None and bool(gold & set(run.ran))
             row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success}
+            if side.startswith("hierarchy"):
+                row["first_category_right"] = bool(run.categories[:1]) and (
+                    run.categories[0] in gold_slugs
+                )
             rows.append(row | run.record())
             if on_row is not None:
                 on_row(rows)
-            _say(f"  {query['qid'][:18]:18} {side:10} {'ok ' if success else 'BAD'} {run.wall_s:7.1f}s"
-                 f" {run.llm_calls} calls {run.prompt_tokens} tok  {run.calls[:3]}")  # fmt: skip
+            _say(f"  {query['qid'][:18]:18} {side:13} {'ok ' if success else 'BAD'} {run.wall_s:7.1f}s"
+                 f" {run.llm_calls} calls {run.prompt_tokens} tok {run.categories[:3]} {run.calls[:3]}")  # fmt: skip
     summary = {s: summarize([r for r in rows if r["side"] == s]) for s in sides}
     if "flat" in sides and not fits:
         summary["flat"] = {"tasks": 0, "does_not_fit": True}
     return {
         "tools": len(catalog.tools),
         "categories": len(meta.categories),
+        "category_order_seed": order_seed,
+        "query_seed": seed if per_subset is not None else None,
+        "per_subset": per_subset,
         "flat_schema_tokens": flat_tokens,
         "context_tokens": context_tokens,
         "top_k": top_k,
         "queries": [q["qid"] for q in queries],
         "sides": summary,
+        "runs": rows,
+    }
+
+
+async def run_routing(
+    model: ChatModel,
+    data: Path,
+    count: int,
+    *,
+    seed: int = 0,
+    order_seeds: Sequence[int] = (1,),
+    modes: Sequence[str] = ("ranked", "all"),
+    on_row: Checkpoint | None = None,
+) -> dict[str, Any]:
+    """The main agent's first category for `count` queries: one model call each.
+
+    `ranked`: the offer of `MainAgent` with ranking (the best `max_categories`, then
+    `find_categories`); `all`: every category in list order. Each category order
+    (`order_seeds`) is a separate run, to show whether the result depends on it.
+    """
+    catalog = load_large_catalog(data)
+    queries = random.Random(seed).sample(catalog.queries, min(count, len(catalog.queries)))
+    counter = CountingModel(model)
+    rows: list[dict[str, Any]] = []
+    for order_seed in order_seeds:
+        meta = catalog.router(counter, order_seed=order_seed)
+        routers = {"ranked": meta, "all": MetaManager(meta.categories, routing=ALL_CATEGORIES)}
+        slugs = {m.name: m.slug for m in meta.categories}
+        for query in queries:
+            gold = {slugs[c] for c in catalog.gold_categories(query)}
+            for mode in modes:
+                request = MainAgent(counter, routers[mode]).request_for(query["query"])
+                started = time.perf_counter()
+                turn = await counter.complete(request)
+                took = time.perf_counter() - started
+                counted = counter.take()
+                first = turn.tool_calls[0].name if turn.tool_calls else None
+                row = {"task": query["qid"], "side": f"{mode}/order{order_seed}",
+                       "correct": first in gold, "right_tool": first in gold, "first": first,
+                       "gold": sorted(gold), "error": None, "llm_calls": counted.llm_calls,
+                       "prompt_tokens": counted.prompt_tokens,
+                       "completion_tokens": counted.completion_tokens,
+                       "recovered_calls": counted.recovered_calls, "wall_s": round(took, 2)}  # fmt: skip
+                rows.append(row)
+                if on_row is not None:
+                    on_row(rows)
+                _say(f"  {query['qid'][:18]:18} {row['side']:12} {'ok ' if row['correct'] else 'BAD'}"
+                     f" {took:6.1f}s {counted.prompt_tokens} tok  {first} (gold {sorted(gold)})")  # fmt: skip
+    sides = sorted({r["side"] for r in rows})
+    return {
+        "queries": [q["qid"] for q in queries],
+        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
 
@@ -224,7 +317,7 @@ def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
     rows = []
     for side, s in sides.items():
         if s.get("does_not_fit"):
-            rows.append([side, "does not fit", "", "", "", "", "", ""])
+            rows.append([side, "does not fit", "", "", "", "", "", "", ""])
             continue
         if not s.get("tasks"):
             continue
@@ -234,13 +327,15 @@ def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
                 s["tasks"],
                 f"{s['accuracy']:.0%}",
                 f"{s['right_tool']:.0%}",
+                f"{s['first_category']:.0%}" if "first_category" in s else "",
                 s["llm_calls"],
                 f"{s['prompt_tokens']:,} / {s['completion_tokens']:,}",
                 s["recovered_calls"],
                 f"{s['wall_s']:,.0f}",
             ]
         )
-    headers = ["side", "tasks", "accuracy", "right tool", "LLM calls", "prompt / completion tokens",
+    headers = ["side", "tasks", "accuracy", "right tool", "first category", "LLM calls",
+               "prompt / completion tokens",
                "recovered calls", "wall s"]  # fmt: skip
     return f"### {title}\n\n" + table(headers, rows)
 
@@ -269,7 +364,18 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--provider", choices=("openai", "dashscope"), default="openai")
     parser.add_argument("--api-key-env", default=None, help="variable holding the API key")
     parser.add_argument("--limit", type=int, default=None, help="first N tasks of each set")
-    parser.add_argument("--set", choices=("demo", "catalog", "both"), default="both")
+    parser.add_argument("--set", choices=("demo", "catalog", "routing", "both"), default="both")
+    parser.add_argument(
+        "--per-subset", type=int, default=None, help="catalog: N queries of each subset (seeded)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the query samples")
+    parser.add_argument(
+        "--order-seed", type=int, default=None, help="catalog: shuffle the category order"
+    )
+    parser.add_argument("--routing-queries", type=int, default=100, help="routing: queries")
+    parser.add_argument(
+        "--routing-orders", default="1,2", help="routing: category-order seeds, comma-separated"
+    )
     parser.add_argument("--tasks", default=None, help="comma-separated demo task ids (m1,d3)")
     parser.add_argument("--sides", default=None, help="comma-separated subset of the sides")
     parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
@@ -327,11 +433,29 @@ async def _run_sets(
                 sides,
                 top_k=args.top_k,
                 context_tokens=args.context,
+                per_subset=args.per_subset,
+                seed=args.seed,
+                order_seed=args.order_seed,
                 on_row=save,
             )
             record["catalog"] = found
             _store(out, args.model, record)
             _say(show(f"large catalog ({found['tools']} tools), {args.model}", found["sides"]))
+        if args.set == "routing":
+            save = _checkpoint(out, args.model, record, "routing")
+            orders = [int(x) for x in args.routing_orders.split(",") if x.strip()]
+            routed = await run_routing(
+                model,
+                args.data,
+                args.routing_queries,
+                seed=args.seed,
+                order_seeds=orders,
+                modes=wanted or ("ranked", "all"),
+                on_row=save,
+            )
+            record["routing"] = routed
+            _store(out, args.model, record)
+            _say(show(f"routing only, {args.model}", routed["sides"]))
     finally:
         close = getattr(model, "aclose", None)
         if close is not None:

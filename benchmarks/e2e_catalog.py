@@ -10,6 +10,7 @@ its gold APIs ran, i.e. was called with its required arguments.
 from __future__ import annotations
 
 import json
+import random
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +18,14 @@ from typing import Any
 
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Shortlist
+from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
 
 from .catalog import CatalogTool, catalog_tools, load_queries
 
-__all__ = ["LargeCatalog", "load_large_catalog"]
+__all__ = ["LargeCatalog", "load_large_catalog", "sample_queries"]
 
 
 @dataclass
@@ -35,13 +37,33 @@ class LargeCatalog:
         by_id = {t.entry["id"]: t.name for t in self.tools}
         return {by_id[g] for g in query["gold"] if g in by_id}
 
-    def router(self, model: ChatModel, *, max_tools_per_prompt: int = 20) -> MetaManager:
-        """One category per catalog category; each offers a BM25 shortlist of its tools."""
+    def gold_categories(self, query: dict[str, Any]) -> set[str]:
+        """The catalog categories that hold one of the query's gold APIs."""
+        gold = self.gold_names(query)
+        return {t.entry.get("category") or "Other" for t in self.tools if t.name in gold}
+
+    def router(
+        self,
+        model: ChatModel,
+        *,
+        max_tools_per_prompt: int = 20,
+        order_seed: int | None = None,
+        routing: RoutingConfig | None = None,
+    ) -> MetaManager:
+        """One category per catalog category; each offers a BM25 shortlist of its tools.
+
+        `order_seed` shuffles the order the categories are listed in (a list in
+        alphabetical order favours the first letters with a model that prefers the top).
+        """
         grouped: dict[str, list[CatalogTool]] = defaultdict(list)
         for tool in self.tools:
             grouped[tool.entry.get("category") or "Other"].append(tool)
+        names = sorted(grouped)
+        if order_seed is not None:
+            random.Random(order_seed).shuffle(names)
         managers = []
-        for category, tools in sorted(grouped.items()):
+        for category in names:
+            tools = grouped[category]
             services = sorted({str(t.entry.get("group") or "") for t in tools} - {""})
             shown = ", ".join(services[:3]) + (", ..." if len(services) > 3 else "")
             managers.append(
@@ -54,12 +76,28 @@ class LargeCatalog:
                     max_iterations=3,
                 )
             )
-        return MetaManager(managers)
+        return MetaManager(managers, routing=routing)
 
     def retrieve(self, query: str, k: int) -> list[BaseTool]:
         """The top-k tools of the whole catalog for `query`, by BM25 (as RAG-MCP does)."""
         shortlist = Shortlist(self.tools, max_tools=k)
         return shortlist.select(query, "").tools
+
+
+def sample_queries(
+    queries: list[dict[str, Any]], per_subset: int, seed: int
+) -> list[dict[str, Any]]:
+    """`per_subset` queries of each subset (G1_category, ...), drawn with `seed`, in file order."""
+    by_subset: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for query in queries:
+        by_subset[str(query.get("subset") or query["qid"].split(":")[0])].append(query)
+    rng = random.Random(seed)
+    picked = {
+        id(q)
+        for subset in sorted(by_subset)
+        for q in rng.sample(by_subset[subset], min(per_subset, len(by_subset[subset])))
+    }
+    return [q for q in queries if id(q) in picked]
 
 
 def load_large_catalog(data: Path) -> LargeCatalog:

@@ -17,14 +17,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from meta_tools.agent import AgentStep, CategoryReturned, MainAgent
+from meta_tools.agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
 from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import render_value
 from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.recovery import MAX_NUDGES, unread_call_note
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
-from meta_tools.router.manager import MetaManager
+from meta_tools.router.manager import FIND_CATEGORIES, MetaManager
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.pack import ToolPack
 
@@ -90,6 +90,8 @@ class Run:
     """Every concrete call with its arguments, for reading what the model did."""
     statuses: list[str] = field(default_factory=list)
     """Category statuses (hierarchy and category-call sides)."""
+    categories: list[str] = field(default_factory=list)
+    """The categories the main agent called, in order (hierarchy sides; not find_categories)."""
     error: str | None = None
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -123,6 +125,8 @@ async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) 
     counter.take()
 
     async def step(event: AgentStep) -> None:
+        if isinstance(event, CategoryCalled) and event.call.name != FIND_CATEGORIES:
+            run.categories.append(event.call.name)
         if isinstance(event, CategoryReturned) and event.result is not None:
             _took(run, event.result)
 

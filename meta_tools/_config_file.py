@@ -36,6 +36,7 @@ SECTIONS = (
     "prompts_dir",
     "memory",
     "serve",
+    "routing",
 )
 """Top-level keys that are sections; every other key of the file is a category."""
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

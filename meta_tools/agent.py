@@ -24,7 +24,7 @@ from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import MAX_NUDGES, unread_call_note
 from .llm.types import ChatRequest, Message, ToolCall
-from .router.manager import MetaManager
+from .router.manager import FIND_CATEGORIES, MetaManager
 
 __all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
 
@@ -114,6 +114,8 @@ class MainAgent:
         self.max_rounds = max_rounds
         self.session = f"{name.lower()}-{uuid.uuid4().hex[:8]}"
         self._turns: deque[list[Message]] = deque(maxlen=history_turns)
+        self._used: deque[str] = deque(maxlen=history_turns)
+        """Categories this conversation called (slugs): offered again while it goes on."""
 
     async def ask(self, text: str, *, on_step: StepSink | None = None) -> str:
         """Answer one user message, calling categories as the model asks.
@@ -124,15 +126,13 @@ class MainAgent:
         turn = [Message(role="user", content=text)]
         history = [message for past in self._turns for message in past]
         system = Message(role="system", content=self.instructions)
-        tools = without_parameter_notes(self.meta.openai_tools())
+        found: list[str] = []  # categories its find_categories calls returned, this message
         answer: str | None = None
         results: list[CategoryResult] = []
         answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
         nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
-            reply = await self.model.complete(
-                ChatRequest(messages=[system, *history, *turn], tools=tools)
-            )
+            reply = await self.model.complete(self._request([*history, *turn], text, found))
             if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
                 nudges += 1
@@ -144,10 +144,13 @@ class MainAgent:
                 answer = "" if reply.unread_call and results else (reply.text or "").strip()
                 break
             turn.append(reply.as_message())
+            returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             replies, only_repeats = await self._call_all(
-                reply.tool_calls, on_step, results, answered
+                reply.tool_calls, on_step, returned, answered, found
             )
+            results.extend(returned.values())
             turn.extend(replies)
+            turn.extend(await self._finish_remainders(reply.tool_calls, returned, results, on_step))
             repeated_rounds = repeated_rounds + 1 if only_repeats else 0
             if repeated_rounds >= 2:
                 # Told once to answer, it repeats again: end with what the categories found.
@@ -171,8 +174,9 @@ class MainAgent:
         self,
         calls: list[ToolCall],
         on_step: StepSink | None,
-        results: list[CategoryResult],
+        returned: dict[str, CategoryResult],
         answered: dict[str, CategoryResult],
+        found: list[str],
     ) -> tuple[list[Message], bool]:
         """Run the calls of one round concurrently; the tool messages keep the calls' order.
 
@@ -185,21 +189,21 @@ class MainAgent:
         repeats = [key in answered for key in keys]
 
         async def call_one(index: int, call: ToolCall) -> None:
-            if repeats[index]:
+            if call.name == FIND_CATEGORIES:
+                content = self._find(call, found)
+            elif repeats[index]:
                 content = answered[keys[index]].for_agent()
             else:
                 if on_step is not None:
                     await on_step(CategoryCalled(call))
-                returned = await self._call(call, on_step)
-                if returned.result is not None:
-                    results.append(returned.result)
-                    if returned.result.status == "success":
-                        answered[keys[index]] = returned.result
+                came = await self._call(call, on_step)
+                if came.result is not None:
+                    returned[call.id] = came.result
+                    if came.result.status == "success":
+                        answered[keys[index]] = came.result
                 if on_step is not None:
-                    await on_step(returned)
-                content = (
-                    returned.result.for_agent() if returned.result else f"error: {returned.error}"
-                )
+                    await on_step(came)
+                content = came.result.for_agent() if came.result else f"error: {came.error}"
             replies[index] = Message(
                 role="tool", tool_call_id=call.id, name=call.name, content=content
             )
@@ -208,6 +212,74 @@ class MainAgent:
             for index, call in enumerate(calls):
                 group.start_soon(call_one, index, call)
         return [reply for reply in replies if reply is not None], all(repeats)
+
+    def request_for(self, text: str) -> ChatRequest:
+        """The request this agent's model gets first for the user message `text`.
+
+        With more categories than the router's `routing.max_categories`, it offers
+        the best-ranked ones for `text` (and those the conversation used) in rank
+        order, and `find_categories`.
+        """
+        history = [message for past in self._turns for message in past]
+        return self._request([*history, Message(role="user", content=text)], text, [])
+
+    def _request(self, messages: list[Message], text: str, found: list[str]) -> ChatRequest:
+        tools = self.meta.openai_tools(text, include=[*self._used, *found])
+        system = Message(role="system", content=self.instructions)
+        return ChatRequest(messages=[system, *messages], tools=without_parameter_notes(tools))
+
+    def _find(self, call: ToolCall, found: list[str]) -> str:
+        """Answer a `find_categories` call; the categories it returns are offered from now on."""
+        task = call.arguments.get("task") if isinstance(call.arguments, dict) else None
+        if not isinstance(task, str) or not task.strip():
+            return "error: find_categories needs `task`: a description of what must be done"
+        found.extend(r.category.slug for r in self.meta.find_categories(task))
+        return self.meta.found_text(task)
+
+    async def _finish_remainders(
+        self,
+        calls: list[ToolCall],
+        returned: dict[str, CategoryResult],
+        results: list[CategoryResult],
+        on_step: StepSink | None,
+    ) -> list[Message]:
+        """Send the part a category left undone to the category that ranks best for it.
+
+        A category that did its part and declined the rest returns `remainder`; the
+        rest goes, once, to the best-ranked other category that matches it, as a call
+        of the router's own (an assistant turn with that call, and its result).
+        """
+        messages: list[Message] = []
+        for call in calls:
+            result = returned.get(call.id)
+            if result is None or not result.remainder or not isinstance(call.arguments, dict):
+                continue
+            exact_input = str(call.arguments.get("exact_input", ""))
+            target = next(
+                (
+                    r.category
+                    for r in self.meta.rank(f"{result.remainder}\n{exact_input}")
+                    if r.score > 0 and r.category.name != result.category
+                ),
+                None,
+            )
+            if target is None:
+                continue
+            arguments = {"objective": result.remainder, "exact_input": exact_input}
+            follow = ToolCall(name=target.slug, arguments=arguments)
+            messages.append(Message(role="assistant", tool_calls=[follow]))
+            if on_step is not None:
+                await on_step(CategoryCalled(follow))
+            came = await self._call(follow, on_step)
+            if came.result is not None:
+                results.append(came.result)
+            if on_step is not None:
+                await on_step(came)
+            content = came.result.for_agent() if came.result else f"error: {came.error}"
+            messages.append(
+                Message(role="tool", tool_call_id=follow.id, name=follow.name, content=content)
+            )
+        return messages
 
     async def _call(self, call: ToolCall, on_step: StepSink | None) -> CategoryReturned:
         arguments: Mapping[str, Any] | str = call.arguments
@@ -219,4 +291,8 @@ class MainAgent:
             )
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return CategoryReturned(call, error=str(exc))
+        # The category that answered (a declined call may have been run in another one).
+        slug = next((m.slug for m in self.meta.categories if m.name == result.category), None)
+        if slug is not None and slug not in self._used:
+            self._used.append(slug)
         return CategoryReturned(call, result=result)

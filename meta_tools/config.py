@@ -49,6 +49,7 @@ __all__ = [
     "MemoryConfig",
     "MetaToolsConfig",
     "ModelConfig",
+    "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
     "check_shape",
@@ -128,6 +129,19 @@ def short_state_key(key: str) -> str | None:
         "shorter than 32 bytes; generate one with"
         ' python -c "import secrets; print(secrets.token_hex(32))"'
     )
+
+
+class RoutingConfig(_Strict):
+    """How the router chooses among many categories (see `MetaManager.rank`).
+
+    `max_categories`: with more categories than this, a main agent is offered
+    only the best-ranked ones for each message (plus `find_categories` for the
+    rest). `retry_categories`: when a category declines, the call is run in at
+    most this many next-ranked categories (0: never).
+    """
+
+    max_categories: int = Field(8, ge=1, le=256)
+    retry_categories: int = Field(1, ge=0, le=8)
 
 
 class DefaultsConfig(_Strict):
@@ -253,6 +267,7 @@ class MetaToolsConfig(_Strict):
     prompts_dir: str | None = None
     memory: MemoryConfig = MemoryConfig()
     serve: ServeConfig = ServeConfig()
+    routing: RoutingConfig = RoutingConfig()
     _source: str = PrivateAttr(default="<memory>")
     _base_dir: str = PrivateAttr(default=".")
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())

@@ -290,6 +290,11 @@ class CategoryManager:
                     result.missing = self.redactor.value(missing)
                     result.question = self.redactor.text(question)
                     return result
+                case Declined(reason) if state.has_results:
+                    # It did its part and no tool here does the rest: say what is left.
+                    result = self._result(run, "success", results_so_far(run.state))
+                    result.remainder = self.redactor.text(reason)
+                    return result
                 case Declined(reason, suggestion):
                     result = self._result(
                         run, "no_suitable_tool", reason or "No tool fits this task."

@@ -55,6 +55,12 @@ class RunUsage(BaseModel):
     cache_misses: int = 0
     recovered_calls: int = 0
 
+    def plus(self, other: RunUsage) -> RunUsage:
+        """This usage and `other` added up (wall time too: the runs were one after the other)."""
+        added = {name: getattr(self, name) + getattr(other, name) for name in RunUsage.model_fields}
+        added["wall_s"] = round(added["wall_s"], 6)
+        return RunUsage(**added)
+
     def count(self, turn: AssistantTurn) -> None:
         """Add one LLM call: its tokens and the calls recovered from its text."""
         self.llm_calls += 1
@@ -68,7 +74,10 @@ class CategoryResult(_ValidText):
     """The outcome of one category call.
 
     `missing`/`question` are set for `insufficient_input`; `suggestion` for
-    `no_suitable_tool`.
+    `no_suitable_tool`. `remainder` is the part of the objective that this
+    category did its share of but could not finish (it declined the rest).
+    `declined` names the categories that declined the same call before this one
+    ran it (the router's retry in the next-ranked category).
     """
 
     category: ValidText
@@ -80,6 +89,8 @@ class CategoryResult(_ValidText):
     missing: list[ValidText] | None = None
     question: ValidText | None = None
     suggestion: ValidText | None = None
+    remainder: ValidText | None = None
+    declined: list[ValidText] | None = None
 
     def to_json(self) -> str:
         """The whole result as compact JSON (unset optional fields left out)."""
@@ -92,6 +103,7 @@ class CategoryResult(_ValidText):
         about the task. A tool result that is JSON is nested as JSON, not as an escaped string.
         """
         fields = {"category", "status", "summary", "missing", "question", "suggestion"}
+        fields |= {"remainder", "declined"}
         view = self.model_dump(include=fields, exclude_none=True)
         view["executions"] = [
             {"tool": e.tool, "arguments": e.arguments}

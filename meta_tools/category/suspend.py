@@ -34,6 +34,8 @@ class SuspendedRun(BaseModel):
     phase: SuspendedPhase
     elapsed_s: float = Field(ge=0)
     state: RunState
+    declined: list[str] = Field(default_factory=list)
+    """Categories that declined this call before `category` ran it (the router's retry)."""
 
 
 class RunSuspended(BaseException):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp.types import Tool as McpTool
@@ -16,18 +17,20 @@ from .._suggest import did_you_mean
 from .._text import slugify
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
-from ..category.result import CategoryResult
-from ..category.suspend import SuspendedRun
-from ..config import MetaToolsConfig
+from ..category.result import CategoryResult, RunUsage
+from ..category.suspend import RunSuspended, SuspendedRun
+from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
 from ..tools.mcp.source import McpToolSource
 from ..tools.python_source import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
+from .ranking import CategoryRanking, RankedCategory
 
 __all__ = [
     "CATEGORY_SENTENCE",
+    "FIND_CATEGORIES",
     "CategoryCall",
     "MetaManager",
     "category_not_found",
@@ -36,6 +39,29 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
+FIND_CATEGORIES = "find_categories"
+"""The tool offered beside a ranked subset of categories, to reach the others."""
+FOUND_LIMIT = 5
+"""Categories a `find_categories` call returns."""
+
+
+def find_categories_tool() -> dict[str, Any]:
+    """The OpenAI function that finds categories for a task none of the offered ones fits."""
+    return {
+        "type": "function",
+        "function": {
+            "name": FIND_CATEGORIES,
+            "description": (
+                "Find more categories: when no category offered fits the task, describe"
+                " the task; the categories that fit best are returned and can then be called."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {"task": {"type": "string", "description": "What must be done."}},
+                "required": ["task"],
+            },
+        },
+    }
 
 
 def category_parameters() -> dict[str, Any]:
@@ -72,6 +98,11 @@ class CategoryCall:
     resume: SuspendedRun | None = None
     """A run of this category stopped before a model call (`RunSuspended`), to go on with."""
 
+    @property
+    def text(self) -> str:
+        """What the call is ranked by: its objective and exact input."""
+        return f"{self.objective}\n{self.exact_input}"
+
 
 class MetaManager(AsyncCloseable):
     """Routes category-tool calls to their CategoryManagers.
@@ -83,11 +114,17 @@ class MetaManager(AsyncCloseable):
     """
 
     def __init__(
-        self, managers: Iterable[CategoryManager] = (), *, assembly: ConfigAssembly | None = None
+        self,
+        managers: Iterable[CategoryManager] = (),
+        *,
+        assembly: ConfigAssembly | None = None,
+        routing: RoutingConfig | None = None,
     ) -> None:
         self.tracer: Tracer | None = None
         self._managers = category_table(managers)
         self._assembly = assembly
+        self._routing = routing
+        self._ranking: tuple[tuple[object, ...], CategoryRanking] | None = None
         self._change_listeners: list[Callable[[], Awaitable[None]]] = []
         self._closed = False
         self._started = False
@@ -228,19 +265,100 @@ class MetaManager(AsyncCloseable):
     def tool_description(self, manager: CategoryManager) -> str:
         return f"{manager.description.rstrip()} {CATEGORY_SENTENCE}"
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        """One OpenAI function per category."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": m.slug,
-                    "description": self.tool_description(m),
-                    "parameters": category_parameters(),
-                },
-            }
-            for m in self._managers.values()
+    # -- routing at scale -----------------------------------------------------------------
+    @property
+    def routing(self) -> RoutingConfig:
+        """The `routing` section in force (the config's, or the one given in code)."""
+        if self._routing is not None:
+            return self._routing
+        config = self.config
+        return config.routing if config is not None else RoutingConfig()
+
+    def rank(self, text: str) -> list[RankedCategory]:
+        """Every category, best first, for `text` (a request, or an objective and its input).
+
+        A category is scored through its tools (BM25 over their names, descriptions
+        and parameters) and its own name and description; see `ranking`. The index is
+        built on first use and again only when the categories or their tools change.
+        """
+        return self._current_ranking().rank(text)
+
+    def _current_ranking(self) -> CategoryRanking:
+        managers = list(self._managers.values())
+        key = tuple(
+            (id(m), m.description, tuple(t.name for t in m.tools.list_tools())) for m in managers
+        )
+        if self._ranking is None or self._ranking[0] != key:
+            self._ranking = (key, CategoryRanking(managers))
+        return self._ranking[1]
+
+    def find_categories(self, task: str, *, limit: int = FOUND_LIMIT) -> list[RankedCategory]:
+        """The categories that fit `task` best (only those it matched), best first."""
+        return [r for r in self.rank(task) if r.score > 0][:limit]
+
+    def found_text(self, task: str) -> str:
+        """What a `find_categories` call returns: the best categories for `task`, as JSON."""
+        found = [
+            {"category": r.category.slug, "description": r.category.description}
+            | ({"tools": list(r.tools)} if r.tools else {})
+            for r in self.find_categories(task)
         ]
+        if not found:
+            return json.dumps({"categories": [], "note": "No category fits this task."})
+        return json.dumps({"categories": found}, ensure_ascii=False)
+
+    def offered(
+        self, request: str | None = None, *, include: Iterable[str] = ()
+    ) -> list[RankedCategory] | None:
+        """The categories a main agent is offered for `request`, or None for all of them.
+
+        With more categories than `routing.max_categories`, the best-ranked ones for
+        `request` in rank order, plus those named in `include` (slugs: the categories
+        the conversation already used), so the offered list stays short and the best
+        fits come first. The rest stay reachable through `find_categories`.
+        """
+        limit = self.routing.max_categories
+        if request is None or len(self._managers) <= limit:
+            return None
+        ranked = self.rank(request)
+        wanted = set(include)
+        return [r for i, r in enumerate(ranked) if i < limit or r.category.slug in wanted]
+
+    def openai_tools(
+        self, request: str | None = None, *, include: Iterable[str] = ()
+    ) -> list[dict[str, Any]]:
+        """One OpenAI function per category; with `request`, only those offered for it.
+
+        When `request` is given and the router has more categories than
+        `routing.max_categories`, the best-ranked categories come first, each
+        described with its best-matching tools for `request`, followed by the
+        `find_categories` function (answer it with `call_tool`).
+        """
+        offered = self.offered(request, include=include)
+        if offered is None:
+            return [self._openai_tool(m, self.tool_description(m)) for m in self.categories]
+        tools = [self._openai_tool(r.category, self._ranked_description(r)) for r in offered]
+        if FIND_CATEGORIES not in self._managers:
+            tools.append(find_categories_tool())
+        return tools
+
+    def _ranked_description(self, ranked: RankedCategory) -> str:
+        manager = ranked.category
+        if not ranked.tools:
+            return self.tool_description(manager)
+        tools = ", ".join(ranked.tools)
+        return f"{manager.description.rstrip()} Tools: {tools}. {CATEGORY_SENTENCE}"
+
+    @staticmethod
+    def _openai_tool(manager: CategoryManager, description: str) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": manager.slug,
+                "description": description,
+                "parameters": category_parameters(),
+            },
+        }
 
     def list_tools(self) -> list[McpTool]:
         """The category tools in MCP shape."""
@@ -286,10 +404,18 @@ class MetaManager(AsyncCloseable):
     ) -> CategoryResult:
         """Run one category call (`call_id`: the main agent's id for it, shown in traces).
 
+        `find_categories` (offered by `openai_tools(request)`) is answered here too:
+        its result's summary lists the best categories for its `task`, as JSON.
+
         Raises:
             CategoryNotFoundError: `name` is no category (the message lists them).
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
+        if name == FIND_CATEGORIES and name not in self._managers:
+            task = arguments.get("task")
+            if not isinstance(task, str) or set(arguments) - {"task"}:
+                raise ToolArgumentsError(name, ["'task' is required and is the only parameter"])
+            return CategoryResult(category=name, status="success", summary=self.found_text(task))
         return await self.run(
             self.check_call(name, arguments), session=session, on_event=on_event, call_id=call_id
         )
@@ -302,9 +428,57 @@ class MetaManager(AsyncCloseable):
         on_event: EventSink | None = None,
         call_id: str | None = None,
     ) -> CategoryResult:
-        """Run a call that `check_call` checked (so that a server checks its arguments once)."""
+        """Run a call that `check_call` checked (so that a server checks its arguments once).
+
+        When the category declines (`no_suitable_tool`), the same call runs in the
+        next-ranked categories that match it, at most `routing.retry_categories` of
+        them; the result is the first that did not decline, `declined` names those
+        that did, and its usage adds up every run.
+
+        Raises:
+            RunSuspended: a run waits for a later model answer; its point carries the
+                categories that declined before it, so that `resume` goes on from there.
+        """
         if self._closed:
             raise ClosedError("this MetaManager is closed")
+        declined = list(call.resume.declined) if call.resume is not None else []
+        spent = RunUsage()
+        while True:
+            try:
+                result = await self._run_available(call, session, on_event, call_id)
+            except RunSuspended as stopped:
+                stopped.point.declined = declined
+                raise
+            result.usage = spent.plus(result.usage)
+            if declined:
+                result.declined = list(declined)
+            if result.status != "no_suitable_tool":
+                return result
+            declined.append(call.category.name)
+            following = self._next_category(call, declined)
+            if following is None:
+                return result
+            spent = result.usage
+            call = replace(call, category=following, resume=None)
+
+    def _next_category(self, call: CategoryCall, declined: list[str]) -> CategoryManager | None:
+        """The best-ranked category for `call` that matched it and has not declined yet."""
+        if len(declined) > self.routing.retry_categories:
+            return None
+        for ranked in self.rank(call.text):
+            if ranked.score <= 0:
+                return None
+            if ranked.category.name not in declined:
+                return ranked.category
+        return None
+
+    async def _run_available(
+        self,
+        call: CategoryCall,
+        session: str | None,
+        on_event: EventSink | None,
+        call_id: str | None,
+    ) -> CategoryResult:
         manager = call.category
         if self._assembly is None:
             return await self._run(call, session, on_event, call_id)

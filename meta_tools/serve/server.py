@@ -237,9 +237,15 @@ class _Handlers:
                 answer = answer_of(params)
             except StateError as exc:
                 return error_result(str(exc))
-            if point.category != checked.category.name:
+            # The run may be going on in a category that the call was passed on to.
+            called = point.declined[0] if point.declined else point.category
+            if called != checked.category.name:
                 return error_result("this request_state belongs to another category tool")
-            checked = dataclasses.replace(checked, resume=point)
+            try:
+                running = self.meta.get_category(point.category)
+            except CategoryNotFoundError as exc:
+                return error_result(str(exc))
+            checked = dataclasses.replace(checked, category=running, resume=point)
             session = point.state.session  # the client's, as sealed in the first round
         with sampling_host(DeferredHost(answer)):
             try:

@@ -1,0 +1,339 @@
+"""Routing at scale: the category ranking, the offered subset, the retry and the remainder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from meta_tools import tool
+from meta_tools.agent import MainAgent
+from meta_tools.category.manager import CategoryManager
+from meta_tools.config import MetaToolsConfig, RoutingConfig
+from meta_tools.exceptions import ConfigError, ToolArgumentsError
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm.sampling import SamplingChatModel
+from meta_tools.router.manager import FIND_CATEGORIES, MetaManager
+from meta_tools.router.ranking import MAX_TEXT_CHARS
+from meta_tools.serve.server import build_server
+from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+def track_parcel(tracking_number: str) -> str:
+    """Track a parcel by its tracking number: where it is and when it arrives."""
+    return f"parcel {tracking_number}: out for delivery"
+
+
+@tool
+def parcel_health() -> str:
+    """Health of the parcel service."""
+    return "ok"
+
+
+@tool
+def league_table(league: str) -> str:
+    """The football league table: teams, points and goals."""
+    return f"{league}: Arsenal first"
+
+
+@tool
+def match_score(team: str) -> str:
+    """The score of a football team's last match."""
+    return f"{team} 2-1"
+
+
+@tool
+def film_search(title: str) -> str:
+    """Search a film by its title."""
+    return f"{title} (1999)"
+
+
+@tool
+def forecast(city: str) -> str:
+    """The weather forecast of a city: temperature and rain."""
+    return f"{city}: 18 C, dry"
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+CATEGORIES = [
+    ("Maths", "Arithmetic.", [add]),
+    ("Parcels", "Deliveries and logistics.", [track_parcel, parcel_health]),
+    ("Football", "Sport results.", [league_table, match_score]),
+    ("Films", "Movies, cinemas and showtimes.", [film_search]),
+    ("Weather", "Forecasts.", [forecast]),
+]
+
+
+def category_named(request: ChatRequest) -> str:
+    """Which category a category-loop request belongs to (its selection prompt names it)."""
+    system = request.messages[0].content
+    return system.split('"')[1]
+
+
+def world(
+    model: ScriptedModel, *, max_categories: int = 2, retry_categories: int = 1
+) -> MetaManager:
+    managers = [CategoryManager(n, d, tools, model) for n, d, tools in CATEGORIES]
+    routing = RoutingConfig(max_categories=max_categories, retry_categories=retry_categories)
+    return MetaManager(managers, routing=routing)
+
+
+def has_results(request: ChatRequest) -> bool:
+    """Whether a category-loop request comes after a round of tool calls."""
+    return any(m.role == "tool" for m in request.messages)
+
+
+def names(tools: list[dict[str, Any]]) -> list[str]:
+    return [t["function"]["name"] for t in tools]
+
+
+# -- the ranking ------------------------------------------------------------------------
+def test_categories_are_ranked_through_their_tools_with_the_tools_that_matched() -> None:
+    meta = world(ScriptedModel([]))
+    ranked = meta.rank("Where is my parcel CA107? Track it please.")
+    assert ranked[0].category.name == "Parcels"
+    assert ranked[0].tools[0] == "track_parcel"
+    assert ranked[0].score > ranked[1].score
+    table = meta.rank("Show me the league table of the premier league")
+    assert (table[0].category.name, table[0].tools[0]) == ("Football", "league_table")
+
+
+def test_a_category_s_own_description_counts() -> None:
+    # "movies" is in the Films description only, in none of its tools.
+    ranked = world(ScriptedModel([])).rank("any good movies?")
+    assert ranked[0].category.name == "Films"
+    assert ranked[0].tools == ()
+
+
+def test_a_text_nothing_matches_keeps_the_configured_order_with_zero_scores() -> None:
+    ranked = world(ScriptedModel([])).rank("xyzzy plugh")
+    assert [r.category.name for r in ranked] == [n for n, _, _ in CATEGORIES]
+    assert {r.score for r in ranked} == {0.0}
+
+
+def test_the_ranking_is_deterministic_and_reads_a_bounded_part_of_the_text() -> None:
+    meta = world(ScriptedModel([]))
+    text = "track my parcel " * 2000 + "football league table " * 2000
+    assert len(text) > MAX_TEXT_CHARS
+    first = [(r.category.name, r.score, r.tools) for r in meta.rank(text)]
+    assert first == [(r.category.name, r.score, r.tools) for r in meta.rank(text)]
+    assert first == [(r.category.name, r.score, r.tools) for r in meta.rank(text[:MAX_TEXT_CHARS])]
+    assert first[0][0] == "Parcels"  # the football words lie beyond the bound
+
+
+def test_the_ranking_follows_a_category_s_new_tools() -> None:
+    meta = world(ScriptedModel([]))
+    assert meta.rank("film search")[0].category.name == "Films"
+    meta.get_category("weather").set_tools([forecast, film_search])
+    ranked = meta.rank("the weather forecast, and a film search")
+    assert ranked[0].category.name == "Weather"
+    assert set(ranked[0].tools) == {"forecast", "film_search"}
+
+
+# -- the offered subset ------------------------------------------------------------------
+def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order() -> None:
+    meta = world(ScriptedModel([]), max_categories=2)
+    tools = meta.openai_tools("Track parcel CA107 and tell me where the parcel is")
+    assert names(tools)[0] == "parcels" and len(tools) == 3
+    assert names(tools)[-1] == FIND_CATEGORIES
+    assert "Tools: track_parcel" in tools[0]["function"]["description"]
+    used = meta.openai_tools("Track parcel CA107", include=["weather"])
+    assert names(used)[:1] == ["parcels"] and "weather" in names(used)
+    # Without a request, or with few enough categories: every category, configured order.
+    assert names(meta.openai_tools()) == ["maths", "parcels", "football", "films", "weather"]
+    few = world(ScriptedModel([]), max_categories=5)
+    assert FIND_CATEGORIES not in names(few.openai_tools("Track parcel CA107"))
+
+
+async def test_find_categories_reaches_the_categories_that_were_not_offered() -> None:
+    meta = world(ScriptedModel([]), max_categories=1)
+    result = await meta.call_tool(FIND_CATEGORIES, {"task": "the premier league table"})
+    found = json.loads(result.summary)["categories"]
+    assert found[0]["category"] == "football" and found[0]["tools"][0] == "league_table"
+    nothing = await meta.call_tool(FIND_CATEGORIES, {"task": "xyzzy"})
+    assert json.loads(nothing.summary)["categories"] == []
+    with pytest.raises(ToolArgumentsError, match="'task' is required"):
+        await meta.call_tool(FIND_CATEGORIES, {"objective": "x"})
+
+
+async def test_main_agent_offers_ranked_categories_finds_more_and_keeps_those_it_used() -> None:
+    def main_model(request: ChatRequest) -> AssistantTurn:
+        offered = names(request.tools)
+        last = request.messages[-1]
+        if last.role == "tool" and last.name == FIND_CATEGORIES:
+            call = {"objective": "League table", "exact_input": "premier league"}
+            return AssistantTurn(tool_calls=[ToolCall(name="football", arguments=call)])
+        if last.role == "tool":
+            return AssistantTurn(text="Arsenal are first.")
+        if "football" not in offered:
+            call = ToolCall(name=FIND_CATEGORIES, arguments={"task": "football league table"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(text="Asked again.")
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        if has_results(request):
+            return AssistantTurn(text="Arsenal first.")
+        call = ToolCall(name="league_table", arguments={"league": "premier league"})
+        return AssistantTurn(tool_calls=[call])
+
+    main = ScriptedModel.from_function(main_model)
+    agent = MainAgent(main, world(ScriptedModel.from_function(categories), max_categories=1))
+    assert await agent.ask("Track parcel CA107 where is my parcel") == "Arsenal are first."
+    offered = [names(r.tools) for r in main.requests]
+    assert offered[0] == ["parcels", FIND_CATEGORIES]
+    assert offered[1] == ["parcels", "football", FIND_CATEGORIES]  # found, now offered
+    # The next message ranks parcels first again, and keeps football: the conversation used it.
+    first = names(agent.request_for("Where is my parcel CA107?").tools)
+    assert first == ["parcels", "football", FIND_CATEGORIES]
+
+
+# -- retry in the next category ----------------------------------------------------------
+def declining_in(*declining: str) -> ScriptedModel:
+    """Categories named in `declining` decline; the others call their first tool, then answer."""
+
+    def reply(request: ChatRequest) -> AssistantTurn:
+        category = category_named(request)
+        if has_results(request):
+            return AssistantTurn(text=f"{category} answered.")
+        if category in declining:
+            call = ToolCall(name="decline", arguments={"reason": f"{category} has no such tool"})
+            return AssistantTurn(tool_calls=[call])
+        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
+        arguments = {"league": "premier league"} if offered[0] == "league_table" else {}
+        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+
+    return ScriptedModel.from_function(reply)
+
+
+LEAGUE = {"objective": "The league table", "exact_input": "football league: premier league"}
+
+
+async def test_a_declined_call_runs_in_the_next_ranked_category() -> None:
+    model = declining_in("Parcels")
+    result = await world(model).call_tool("parcels", LEAGUE)
+    assert (result.status, result.category, result.declined) == ("success", "Football", ["Parcels"])
+    assert [e.tool for e in result.executions] == ["league_table"]
+    assert result.usage.llm_calls == 3  # the decline, then the call and the answer
+    assert json.loads(result.for_agent())["declined"] == ["Parcels"]
+
+
+async def test_the_retry_is_bounded_and_a_task_nobody_can_do_ends_declined() -> None:
+    everyone = ("Maths", "Parcels", "Football", "Films", "Weather")
+    result = await world(declining_in(*everyone)).call_tool("parcels", LEAGUE)
+    assert (result.status, result.category, result.declined) == (
+        "no_suitable_tool",
+        "Football",
+        ["Parcels"],
+    )
+    # Two further categories at most, and only ones that match the call.
+    both = {"objective": "League table and weather forecast", "exact_input": "premier league"}
+    twice = await world(declining_in(*everyone), retry_categories=2).call_tool("parcels", both)
+    assert (twice.category, twice.declined) == ("Weather", ["Parcels", "Football"])
+    three = await world(declining_in(*everyone), retry_categories=3).call_tool("parcels", both)
+    assert (three.category, three.declined) == ("Weather", ["Parcels", "Football"])
+    never = await world(declining_in(*everyone), retry_categories=0).call_tool("parcels", LEAGUE)
+    assert (never.category, never.declined) == ("Parcels", None)
+
+
+async def test_no_retry_in_a_category_that_matches_nothing_of_the_call() -> None:
+    model = declining_in("Parcels")
+    task = {"objective": "xyzzy", "exact_input": "plugh"}
+    result = await world(model).call_tool("parcels", task)
+    assert (result.status, result.category, result.declined) == (
+        "no_suitable_tool",
+        "Parcels",
+        None,
+    )
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_mcp_host_gets_the_retry_through_sampling_in_both_protocol_eras(mode: str) -> None:
+    """Under 2026-07-28 the retried run waits for the host too: its state names the decline."""
+    managers = [CategoryManager(n, d, t, SamplingChatModel()) for n, d, t in CATEGORIES]
+    meta = MetaManager(managers, routing=RoutingConfig(max_categories=2))
+    host = ScriptedHost(
+        [
+            ("decline", {"reason": "no football tool here"}),
+            ("league_table", {"league": "premier league"}),
+            "Arsenal are first.",
+        ]
+    )
+    client = Client(
+        build_server(meta), mode=mode, sampling_callback=host, sampling_capabilities=SAMPLING_TOOLS
+    )
+    async with meta, client:
+        result = await client.call_tool("parcels", LEAGUE)
+    content = result.structured_content or {}
+    assert result.is_error is False
+    assert (content["category"], content["declined"], content["status"]) == (
+        "Football",
+        ["Parcels"],
+        "success",
+    )
+    assert '"Football"' in host.system_prompts()[1]
+
+
+# -- the rest of a two-part request -------------------------------------------------------
+async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_sends_it_on() -> (
+    None
+):
+    def categories(request: ChatRequest) -> AssistantTurn:
+        category = category_named(request)
+        if category == "Maths" and has_results(request):
+            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
+            return AssistantTurn(tool_calls=[call])
+        if category == "Maths":
+            return AssistantTurn(tool_calls=[ToolCall(name="add", arguments={"a": 2, "b": 3})])
+        if has_results(request):
+            return AssistantTurn(text="Paris: 18 C, dry.")
+        return AssistantTurn(tool_calls=[ToolCall(name="forecast", arguments={"city": "Paris"})])
+
+    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "2, 3, Paris"}
+    main = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
+            AssistantTurn(text="5, and Paris is dry at 18 C."),
+        ]
+    )
+    meta = world(ScriptedModel.from_function(categories), max_categories=8)
+    maths = await meta.call_tool("maths", task)
+    assert (maths.status, maths.remainder) == ("success", "the weather forecast for Paris")
+    assert [e.tool for e in maths.executions] == ["add"]
+
+    answer = await MainAgent(main, meta).ask("What is 2 + 3, and the weather in Paris?")
+    assert answer == "5, and Paris is dry at 18 C."
+    seen = main.requests[1].messages
+    follow = [m for m in seen if m.role == "assistant" and m.tool_calls][-1].tool_calls[0]
+    assert follow.name == "weather"
+    assert follow.arguments == {
+        "objective": "the weather forecast for Paris",
+        "exact_input": "2, 3, Paris",
+    }
+    assert "18 C, dry" in seen[-1].content and seen[-1].tool_call_id == follow.id
+
+
+# -- the config section ------------------------------------------------------------------
+def test_the_routing_section_is_read_and_checked(tmp_path: Path) -> None:
+    category = {"description": "Arithmetic.", "tools": ["add"]}
+    data = {"routing": {"max_categories": 3, "retry_categories": 0}, "Maths": category}
+    config = MetaToolsConfig.from_data(data)
+    assert config.routing == RoutingConfig(max_categories=3, retry_categories=0)
+    meta = MetaManager.from_config(config, tools=[add], model=ScriptedModel([]))
+    assert meta.routing.max_categories == 3
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(json.dumps({"routing": {"max_categorie": 3}, "Maths": category}))
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert "routing" in str(caught.value) and "max_categories" in str(caught.value)
