@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import context, grouping, mcp_latency, overhead, recall, soak, soak_replicas
+from . import context, grouping, mcp_latency, overhead, ranking, recall, soak, soak_replicas
 from .catalog import DEFAULT_DATA
 
 RESULTS = Path(__file__).resolve().parent / "results"
-NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "grouping")
+NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "ranking", "grouping")
 ON_REQUEST = ("soak",)
 """Long benchmarks that run only when named."""
 
@@ -196,6 +196,18 @@ def show_shortlist(result: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
+def show_ranking(result: dict[str, Any]) -> str:
+    rows = [
+        [name, r["tools"], r["categories"], r["queries"]]
+        + [f"{r[f'recall@{k}']:.3f}" for k in ranking.KS]
+        + [f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f}", f"{r['build_s']:.2f}"]
+        for name, r in result.items()
+    ]
+    headers = ["catalog, queries", "tools", "categories", "queries", "R@1", "R@3", "R@5",
+               "rank ms p50 / p99", "index build s"]  # fmt: skip
+    return table(headers, rows)
+
+
 def routing_model(args: argparse.Namespace) -> Any:
     """The model `grouping` asks to route, when `--base-url` is given."""
     if not args.base_url:
@@ -207,7 +219,8 @@ def routing_model(args: argparse.Namespace) -> Any:
 
 def show_grouping(result: dict[str, Any]) -> str:
     out = []
-    for dataset, info in result.items():
+    catalogs = {name: info for name, info in result.items() if name != "scale"}
+    for dataset, info in catalogs.items():
         rows = []
         for label, g in info["groupings"].items():
             route = g["routability"]
@@ -280,6 +293,14 @@ def show_grouping(result: dict[str, Any]) -> str:
                 "mean cosine between the servers of one query's gold tools: "
                 + ", ".join(f"{k} {v:.3f}" for k, v in likeness.items())
             )
+    if result.get("scale"):
+        keys = ["categories", "largest", "group_seconds", "check_seconds",
+                "merge_cosines_per_units2", "merge_seconds", "merge_peak_mb"]  # fmt: skip
+        headers = ["tools", "kind", "categories", "largest", "group s", "check s",
+                   "merge: cosines / units²", "merge s", "merge peak MB"]  # fmt: skip
+        rows = [[f"{r['tools']:,}", r["kind"], *(r[k] for k in keys)] for r in result["scale"]]
+        title = "scale, tools that all read alike (every pair a tie):"
+        out.append(f"{title}\n\n{table(headers, rows)}")
     return "\n\n".join(out)
 
 
@@ -409,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in NAMES + ON_REQUEST]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(NAMES + ON_REQUEST)}")
-    if {"context", "shortlist", "grouping"} & set(names) and not args.data.is_dir():
+    if {"context", "shortlist", "ranking", "grouping"} & set(names) and not args.data.is_dir():
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
     def shortlist() -> dict[str, Any]:
@@ -425,8 +446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "parallel": (lambda: asyncio.run(overhead.run_parallel()), show_parallel),
         "mcp": (lambda: asyncio.run(mcp_latency.run(quick=args.quick)), show_mcp),
         "shortlist": (shortlist, show_shortlist),
+        "ranking": (lambda: ranking.run(args.data), show_ranking),
         "grouping": (
-            lambda: grouping.run(args.data, model=routing_model(args), sample=args.sample),
+            lambda: grouping.run(
+                args.data, model=routing_model(args), sample=args.sample, quick=args.quick
+            ),
             show_grouping,
         ),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),

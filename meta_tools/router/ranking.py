@@ -14,9 +14,11 @@ set of categories and their tools, and bounded: a text is cut to `MAX_TEXT_CHARS
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..category.shortlist import Bm25Index, tool_document
 
@@ -49,33 +51,47 @@ class CategoryRanking:
     def __init__(self, categories: Sequence[CategoryManager]) -> None:
         self.categories = list(categories)
         documents: list[str] = []
-        self._tools: list[list[tuple[int, str]]] = []  # per category: (document, tool name)
-        for manager in self.categories:
-            own = []
+        categories_of: list[int] = []  # per tool document: its category's position
+        self._names: list[str] = []  # per tool document: the tool's name
+        for position, manager in enumerate(self.categories):
             for tool in manager.tools.list_tools():
-                own.append((len(documents), tool.name))
                 documents.append(tool_document(tool))
-            self._tools.append(own)
+                categories_of.append(position)
+                self._names.append(tool.name)
         self._own_text = len(documents)
+        self._category_of = np.array(categories_of, dtype=np.int64)
+        # Where each category's documents start (they are contiguous, in category order).
+        self._starts = np.searchsorted(self._category_of, np.arange(len(self.categories)))
+        self._start_list: list[int] = self._starts.tolist()
         documents += [f"{m.name}. {m.description}" for m in self.categories]
         self._index = Bm25Index(documents) if documents else None
 
-    def rank(self, text: str) -> list[RankedCategory]:
-        """Every category, best first, for `text`; a category no word matched scores 0."""
+    def rank(self, text: str, *, leave_out: Container[str] = ()) -> list[RankedCategory]:
+        """Every category, best first, for `text`; a category no word matched scores 0.
+
+        `leave_out`: tool names not counted (to evaluate with a tool's own description).
+        """
         if self._index is None:
             return []
-        scores = self._index.scores(text[:MAX_TEXT_CHARS]).tolist()
+        scores = np.asarray(self._index.scores(text[:MAX_TEXT_CHARS]), dtype=np.float64)
+        tools = scores[: self._own_text].copy()
+        if leave_out:
+            tools[[i for i, name in enumerate(self._names) if name in leave_out]] = 0.0
+        # Each category's documents, best first (ties in document order): one sort for all.
+        order = np.lexsort((-tools, self._category_of)).tolist()
+        ends = [*self._start_list[1:], self._own_text]
+        own = scores[self._own_text :].tolist()
+        values = tools.tolist()
         ranked = []
         for position, manager in enumerate(self.categories):
-            matched = sorted(
-                ((scores[doc], name) for doc, name in self._tools[position] if scores[doc] > 0),
-                key=lambda pair: -pair[0],
-            )
-            best = [score for score, _ in matched[:2]] + [0.0, 0.0]
-            own = scores[self._own_text + position]
-            score = best[0] + SECOND_TOOL_WEIGHT * best[1] + CATEGORY_WEIGHT * own
-            shown = tuple(name for _, name in matched[:TOOLS_SHOWN])
-            ranked.append(RankedCategory(manager, round(float(score), 4), shown))
+            start = self._start_list[position]
+            best = [
+                d for d in order[start : min(start + TOOLS_SHOWN, ends[position])] if values[d] > 0
+            ]
+            top = [values[d] for d in best[:2]] + [0.0, 0.0]
+            score = top[0] + SECOND_TOOL_WEIGHT * top[1] + CATEGORY_WEIGHT * own[position]
+            shown = tuple(self._names[d] for d in best)
+            ranked.append(RankedCategory(manager, round(score, 4), shown))
         # A stable sort: equal scores keep the configured order.
         ranked.sort(key=lambda r: -r.score)
         return ranked

@@ -1,0 +1,101 @@
+"""`python -m benchmarks ranking`: how well and how fast `MetaManager.rank` finds a query's category.
+
+A category is ranked through its tools (see `meta_tools.router.ranking`). For
+each query, the rank of the best-placed category that holds a gold tool gives
+Recall@1/3/5 (the share of queries with such a category in the top k). Catalogs:
+
+- the e2e large catalog (LiveMCPBench tools + the StableToolBench APIs its
+  queries were written against, 48 categories) with the 385 StableToolBench queries;
+- the whole StableToolBench catalog (46 categories) with the same queries;
+- LiveMCPBench (8 categories; no queries: each described tool's own
+  description, with that tool left out of the ranking);
+- Seal-Tools (146 categories) with its queries: scale.
+
+Latency is the wall time of one `rank` call (p50 / p99 over the queries).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from meta_tools.category.manager import CategoryManager
+from meta_tools.llm import ScriptedModel
+from meta_tools.router.ranking import CategoryRanking
+
+from .catalog import CatalogTool, load_catalog, load_queries
+from .e2e_catalog import load_large_catalog
+
+__all__ = ["KS", "run"]
+
+KS = (1, 3, 5)
+
+
+def _ranking(tools: Sequence[CatalogTool]) -> tuple[CategoryRanking, float]:
+    grouped: dict[str, list[CatalogTool]] = {}
+    for tool in tools:
+        grouped.setdefault(tool.entry.get("category") or "Other", []).append(tool)
+    model = ScriptedModel([])
+    managers = [CategoryManager(name, name, members, model) for name, members in grouped.items()]
+    started = time.perf_counter()
+    ranking = CategoryRanking(managers)
+    return ranking, time.perf_counter() - started
+
+
+def _measure(
+    tools: Sequence[CatalogTool], asked: Sequence[tuple[str, set[str], str | None]]
+) -> dict[str, Any]:
+    """asked: (query, gold categories, a tool to leave out or None)."""
+    ranking, built = _ranking(tools)
+    hits = dict.fromkeys(KS, 0)
+    took: list[float] = []
+    for query, gold, left_out in asked:
+        started = time.perf_counter()
+        ranked = ranking.rank(query, leave_out={left_out} if left_out else ())
+        took.append(time.perf_counter() - started)
+        names = [r.category.name for r in ranked]
+        for k in KS:
+            hits[k] += bool(gold & set(names[:k]))
+    n = len(asked)
+    ms = sorted(t * 1000 for t in took)
+    return {
+        "tools": len(tools),
+        "categories": len(ranking.categories),
+        "queries": n,
+        **{f"recall@{k}": round(hits[k] / n, 3) for k in KS},
+        "build_s": round(built, 2),
+        "p50_ms": round(statistics.median(ms), 2),
+        "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 2),
+    }
+
+
+def _by_queries(tools: Sequence[CatalogTool], queries: list[dict[str, Any]]) -> dict[str, Any]:
+    category = {t.entry["id"]: t.entry.get("category") or "Other" for t in tools}
+    asked = [
+        (q["query"], {category[g] for g in q["gold"] if g in category}, None)
+        for q in queries
+        if any(g in category for g in q["gold"])
+    ]
+    return _measure(tools, asked)
+
+
+def run(data: Path) -> dict[str, Any]:
+    large = load_large_catalog(data)
+    stable = load_catalog(data, "stabletoolbench")
+    live = load_catalog(data, "livemcpbench")
+    seal = load_catalog(data, "sealtools")
+    described = [t for t in live.tools if t.description.strip()]
+    return {
+        "large catalog (e2e), StableToolBench queries": _by_queries(large.tools, large.queries),
+        "StableToolBench, its queries": _by_queries(
+            stable.tools, load_queries(data, "stabletoolbench")
+        ),
+        "LiveMCPBench, each tool's description (left out)": _measure(
+            live.tools,
+            [(t.description, {t.entry.get("category") or "Other"}, t.name) for t in described],
+        ),
+        "Seal-Tools, its queries": _by_queries(seal.tools, load_queries(data, "sealtools")),
+    }
