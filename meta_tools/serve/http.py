@@ -3,8 +3,13 @@
 `http_app` wraps the MCP server's app: DNS-rebinding protection with the
 public names of `serve.allowed_hosts`, a body limit, an optional bearer token,
 and the replica's name in its session ids. `serve_http` runs it with uvicorn
-on a bound socket, believing forwarded headers from `serve.trusted_proxies`,
-and keeps SIGINT/SIGTERM for `serve` to re-raise once the router is closed.
+on a bound socket, believing forwarded headers only from `serve.trusted_proxies`
+(none by default), and keeps SIGINT/SIGTERM for `serve` to re-raise once the
+router is closed.
+
+No address, the peer's or a forwarded one, ever names a client for its
+memory: a forwarded address is whatever the sender wrote, and a peer's port
+can be bound again by anyone on the machine. Addresses serve logs only.
 """
 
 from __future__ import annotations
@@ -35,7 +40,6 @@ __all__ = [
     "PRINCIPAL",
     "BearerTokenMiddleware",
     "Listen",
-    "connection_of",
     "http_app",
     "serve_http",
     "token_holder",
@@ -112,12 +116,6 @@ def token_holder(request: Any) -> str | None:
     return principal if isinstance(principal, str) else None
 
 
-def connection_of(request: Any) -> str | None:
-    """The TCP connection an HTTP request came on; None off HTTP."""
-    client = (_http_scope(request) or {}).get("client")
-    return f"conn:{client[0]}:{client[1]}" if client else None
-
-
 def http_app(
     server: Server[Any],
     *,
@@ -151,7 +149,7 @@ def http_app(
 
 @dataclass(frozen=True)
 class Listen:
-    """Where `serve_http` listens, and whose forwarded headers it believes."""
+    """Where `serve_http` listens, and whose forwarded headers it believes (none if empty)."""
 
     host: str
     port: int
@@ -213,8 +211,10 @@ async def serve_http(
         # A proxy's pooled connection must be closed by the proxy, never under a request
         # it is sending (nginx keeps idle upstream connections 60 s by default).
         timeout_keep_alive=75,
-        proxy_headers=True,  # X-Forwarded-For / -Proto, from these addresses only:
-        forwarded_allow_ips=list(where.trusted_proxies) or ["127.0.0.1", "::1"],
+        # X-Forwarded-For / -Proto only from proxies named in the config: any local
+        # process could otherwise claim to be a proxy and write any client address.
+        proxy_headers=bool(where.trusted_proxies),
+        forwarded_allow_ips=list(where.trusted_proxies),
     )
     server = GracefulServer(config)
 

@@ -11,14 +11,19 @@ The state is JSON, compressed, bounded (`max_state_bytes`), then sealed by the
 SDK's `RequestStateBoundary`: AES-256-GCM under a key every replica shares
 (`serve.state_keys` or `META_TOOLS_STATE_KEY`; the first seals, all open, for
 rotation), expiring after `state_ttl_s`, bound to the tool and its arguments,
-to this service's name and to the client's token. A tampered, expired or
-foreign state is refused with `INVALID_PARAMS` and a message saying to call
-the tool again; the reason goes to the log only.
+to the client's token and to the deployment: this service's name and a digest
+of its categories and their tool lists (`Deployment`), so that another
+deployment sharing the key refuses it unless it offers the same categories
+with the same tools. A tampered, expired or foreign state is refused with
+`INVALID_PARAMS` and a message saying to call the tool again; the reason goes
+to the log only. A state works once (see `replay`).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import logging
 import os
 import zlib
@@ -30,18 +35,22 @@ from mcp import MCPError
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp_types.methods import INPUT_REQUIRED_METHODS
 from pydantic import ValidationError
 
 from ..category.suspend import SuspendedRun
 from ..config import ServeConfig, short_state_key
 from ..exceptions import ConfigError
 from ..llm.sampling import AnswerLater
+from ..router.manager import MetaManager
 from .http import token_holder
+from .replay import UsedStates
 
 __all__ = [
     "SAMPLE_KEY",
     "STATE_KEY_ENV",
     "DeferredHost",
+    "Deployment",
     "SealedStateBoundary",
     "StateCodec",
     "StateError",
@@ -58,8 +67,12 @@ SAMPLE_KEY = "sample"
 _PREFIX = "z1."
 _REFUSED = (
     "this call's request_state is invalid, expired or from another deployment (it is sealed,"
-    " expires after {ttl:g} s and works only for the same tool, arguments and token);"
-    " call the tool again from the start"
+    " expires after {ttl:g} s and works only for the same tool, arguments, token and"
+    " deployment); call the tool again from the start"
+)
+_USED = (
+    "this call's request_state was used already: each one works once, so that a step's"
+    " tools never run twice; call the tool again from the start"
 )
 
 
@@ -129,18 +142,83 @@ def state_security(keys: Sequence[str], ttl_s: float) -> RequestStateSecurity:
     return RequestStateSecurity(keys=ring, ttl=ttl_s, bind_principal=_token_principal)
 
 
-class SealedStateBoundary:
-    """The SDK's `RequestStateBoundary`, with a refusal that tells the client what to do."""
+class Deployment:
+    """Who a sealed state belongs to: the service's name and a digest of what it serves.
 
-    def __init__(self, security: RequestStateSecurity, *, audience: str) -> None:
-        self._boundary = RequestStateBoundary(security, default_audience=audience)
+    The digest covers each category's name and tool list, as the config writes
+    them (patterns included), or the tools' names for categories built in code;
+    it follows hot reloads. Replicas of one config agree; a deployment whose
+    categories differ (staging with a tool production lacks) does not.
+    """
+
+    def __init__(self, name: str, meta: MetaManager) -> None:
+        self._name = name
+        self._meta = meta
+        self._seen: tuple[object, ...] = ()
+        self._audience = ""
+
+    def audience(self) -> str:
+        """The audience sealed into this deployment's states (computed again after a change)."""
+        config = self._meta.config
+        now: tuple[object, ...] = (config, *self._meta.categories)
+        same = len(now) == len(self._seen) and all(
+            a is b for a, b in zip(now, self._seen, strict=True)
+        )
+        if not same:
+            if config is not None:
+                lists = {name: sorted(c.tools) for name, c in config.categories.items()}
+            else:
+                lists = {
+                    m.name: sorted(t.name for t in m.tools.list_tools())
+                    for m in self._meta.categories
+                }
+            text = json.dumps(lists, sort_keys=True, ensure_ascii=False)
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            self._seen, self._audience = now, f"{self._name}/{digest}"
+        return self._audience
+
+
+class SealedStateBoundary:
+    """The SDK's `RequestStateBoundary` for this deployment; each state opens once.
+
+    Its refusals tell the client what to do.
+    """
+
+    def __init__(
+        self, security: RequestStateSecurity, *, deployment: Deployment, used: UsedStates
+    ) -> None:
+        self._security = security
+        self._deployment = deployment
+        self._used = used
+        self._boundary: tuple[str, RequestStateBoundary] | None = None
         self._message = _REFUSED.format(ttl=security.ttl)
+
+    def _current(self) -> RequestStateBoundary:
+        audience = self._deployment.audience()
+        if self._boundary is None or self._boundary[0] != audience:
+            boundary = RequestStateBoundary(self._security, default_audience=audience)
+            self._boundary = (audience, boundary)
+        return self._boundary[1]
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method not in INPUT_REQUIRED_METHODS:
+            return await call_next(ctx)
+        sealed = (ctx.params or {}).get("requestState")
+
+        async def first_use(opened: ServerRequestContext[Any, Any]) -> HandlerResult:
+            # Reached only once the seal, expiry, binding and audience were checked.
+            if isinstance(sealed, str) and not await self._used.claim(sealed, self._security.ttl):
+                raise MCPError(
+                    code=mcp_types.INVALID_PARAMS,
+                    message=_USED,
+                    data={"reason": "used_request_state"},
+                )
+            return await call_next(opened)
+
         try:
-            return await self._boundary(ctx, call_next)
+            return await self._current()(ctx, first_use)
         except MCPError as exc:
             if exc.error.data != {"reason": "invalid_request_state"}:
                 raise

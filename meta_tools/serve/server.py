@@ -10,11 +10,8 @@ it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
 Each category tool returns its `CategoryResult` as JSON text and as structured
 content; status `failed` sets `isError`. Every step is reported as MCP
 progress. A cancelled call cancels its running tools. Clients are kept apart:
-each call's category memory is keyed by the client (HTTP session, legacy
-connection, the stdio peer, or a `_meta["meta-tools/session"]` key the client
-sends, namespaced by the bearer token or, without one, the connection); a
-2026-07-28 HTTP call without that key has no memory across calls (its
-unvalidated `Mcp-Session-Id` header is ignored).
+each call's category memory is keyed by an identity the server checked
+(`sessions`); a 2026-07-28 HTTP call without a token has none.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ import os
 import signal
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
@@ -43,7 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
-from ..config import MetaToolsConfig, ServeConfig
+from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import (
     SamplingChatModel,
@@ -58,14 +55,14 @@ from .disconnect import cancel_on_disconnect
 from .http import (
     BearerTokenMiddleware,
     Listen,
-    connection_of,
     http_app,
     serve_http,
-    token_holder,
 )
+from .replay import UsedStates, used_states
 from .resume import (
     SAMPLE_KEY,
     DeferredHost,
+    Deployment,
     SealedStateBoundary,
     StateCodec,
     StateError,
@@ -74,6 +71,7 @@ from .resume import (
     state_security,
 )
 from .sampling import LegacyHost, Progress, error_result
+from .sessions import SESSION_META_KEY, SessionKeys
 
 __all__ = [
     "SESSION_META_KEY",
@@ -85,9 +83,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("meta_tools.server")
-
-SESSION_META_KEY = "meta-tools/session"
-"""A `_meta` key a client may send to keep its category memory across stateless calls."""
 
 INSTRUCTIONS = (
     "Each tool is a category of concrete tools. Call it with `objective` (the goal) and "
@@ -105,28 +100,13 @@ def _to_result(result: CategoryResult) -> mcp_types.CallToolResult:
     )
 
 
-class _ConnectionIds:
-    """A stable id per legacy connection (its `initialize` params live as long as it does)."""
-
-    def __init__(self) -> None:
-        self._ids: dict[int, str] = {}
-
-    def key_for(self, marker: object) -> str:
-        found = self._ids.get(id(marker))
-        if found is None:
-            found = self._ids[id(marker)] = f"conn:{uuid.uuid4().hex}"
-            weakref.finalize(marker, self._ids.pop, id(marker), None)
-        return found
-
-
 class _Handlers:
     """The MCP request handlers over one MetaManager."""
 
-    def __init__(self, meta: MetaManager, default_session: str | None, codec: StateCodec) -> None:
+    def __init__(self, meta: MetaManager, sessions: SessionKeys, codec: StateCodec) -> None:
         self.meta = meta
-        self.default_session = default_session
+        self.sessions = sessions
         self.codec = codec
-        self._connections = _ConnectionIds()
         self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.events = InMemorySubscriptionBus()
         self._output_schema = CategoryResult.model_json_schema()
@@ -161,35 +141,6 @@ class _Handlers:
         ]
         return mcp_types.ListToolsResult(tools=tools)
 
-    def session_key(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
-    ) -> str | None:
-        """Whose category memory this call uses (see the module docstring); None: no memory.
-
-        Only identities the server has checked count: a legacy HTTP session (the SDK
-        validates its `Mcp-Session-Id`), a legacy connection, the stdio peer. A
-        2026-07-28 request's `Mcp-Session-Id` is not validated, so it is ignored. A
-        client-chosen `_meta` key is namespaced by who sends it: the bearer token's
-        holder, else the checked peer, else the connection, so two clients saying "main"
-        stay apart.
-        """
-        meta: Mapping[str, Any] = params.meta or {}
-        chosen = meta.get(SESSION_META_KEY)
-        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        peer: str | None = self.default_session
-        if legacy:
-            headers = getattr(ctx.request, "headers", None)
-            http_session = headers.get("mcp-session-id") if headers is not None else None
-            if http_session:
-                peer = f"http:{http_session}"
-            elif ctx.session.client_params:
-                peer = self._connections.key_for(ctx.session.client_params)
-        if not (isinstance(chosen, str) and chosen):
-            return peer
-        # Per token holder; else per checked peer (legacy session, stdio); else per connection.
-        owner = token_holder(ctx.request) or peer or connection_of(ctx.request)
-        return f"{owner}:{chosen[:200]}" if owner else None
-
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
@@ -199,7 +150,7 @@ class _Handlers:
             checked = self.meta.check_call(params.name, arguments)
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
-        session = self.session_key(ctx, params)
+        session = self.sessions.key_for(ctx, params)
         if not isinstance(checked.category.model, SamplingChatModel):
             return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
         capabilities = ctx.session.client_capabilities
@@ -286,12 +237,14 @@ def build_server(
     state_keys: Sequence[str] = (),
     state_ttl_s: float = 300.0,
     max_state_bytes: int = 262_144,
+    used_states: UsedStates | None = None,
 ) -> Server[dict[str, Any]]:
     """The low-level MCP server exposing exactly `meta`'s category tools.
 
     Args:
         meta: the router (started and closed by the caller).
-        name: the server's name (also the audience of its sealed `request_state`).
+        name: the server's name (with a digest of the categories, the deployment
+            its sealed `request_state` belongs to).
         default_session: the memory key of a client that has no other identity
             (stdio has exactly one client).
         state_keys: secrets (>= 32 bytes) sealing the `request_state` of 2026-07-28
@@ -299,8 +252,10 @@ def build_server(
             none: a key of this process only (a single replica).
         state_ttl_s: how long a client may take to answer a sampling request.
         max_state_bytes: the largest `request_state` (compressed run state) sent.
+        used_states: where the states already used are remembered (shared by the
+            replicas: in Redis); none: in this process.
     """
-    handlers = _Handlers(meta, default_session, StateCodec(max_state_bytes))
+    handlers = _Handlers(meta, SessionKeys(default_session), StateCodec(max_state_bytes))
 
     @asynccontextmanager
     async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -319,9 +274,14 @@ def build_server(
         on_call_tool=handlers.call_tool,
         on_subscriptions_listen=ListenHandler(handlers.events),
     )
-    # Seal the request_state of suspended runs (secrecy, integrity, expiry, bound to the request).
+    # Seal the request_state of suspended runs (secrecy, integrity, expiry, bound to the
+    # request and the deployment), and open each one once.
     security = state_security(state_keys, state_ttl_s)
-    server.middleware.append(SealedStateBoundary(security, audience=name))
+    server.middleware.append(
+        SealedStateBoundary(
+            security, deployment=Deployment(name, meta), used=used_states or UsedStates()
+        )
+    )
     return server
 
 
@@ -380,24 +340,27 @@ async def serve(
                 await server.run(read, write, options)
             return
         settings = meta.config.serve if meta.config is not None else ServeConfig()
-        mcp_server = build_server(
-            meta,
-            state_keys=state_keys(settings),
-            state_ttl_s=settings.state_ttl_s,
-            max_state_bytes=settings.max_state_bytes,
-        )
-        app = http_app(
-            mcp_server,
-            host=host,
-            token=token,
-            path=path,
-            max_body_bytes=max_body_bytes,
-            allowed_hosts=settings.allowed_hosts,
-            allowed_origins=settings.allowed_origins,
-            replica=replica,
-        )
-        listen = Listen(host, port, path, settings.trusted_proxies)
-        await serve_http(app, listen, task_status, caught)
+        memory = meta.config.memory if meta.config is not None else MemoryConfig()
+        async with used_states(memory) as used:
+            mcp_server = build_server(
+                meta,
+                state_keys=state_keys(settings),
+                state_ttl_s=settings.state_ttl_s,
+                max_state_bytes=settings.max_state_bytes,
+                used_states=used,
+            )
+            app = http_app(
+                mcp_server,
+                host=host,
+                token=token,
+                path=path,
+                max_body_bytes=max_body_bytes,
+                allowed_hosts=settings.allowed_hosts,
+                allowed_origins=settings.allowed_origins,
+                replica=replica,
+            )
+            listen = Listen(host, port, path, settings.trusted_proxies)
+            await serve_http(app, listen, task_status, caught)
     # Only now that every MCP session and subprocess is closed: let the signal act.
     for number in reversed(caught):
         signal.raise_signal(number)

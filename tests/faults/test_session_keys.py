@@ -101,6 +101,8 @@ async def test_a_modern_call_with_a_legacy_sessions_id_cannot_read_its_memory() 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_two_clients_both_saying_main_do_not_share_memory(mode: str) -> None:
+    """A legacy session keeps its `_meta` memory; a 2026-07-28 client without a token has
+    no identity the server checked (an address is none), so it has no memory at all."""
     model, meta = served()
     main = {SESSION_META_KEY: "main"}
     async with anyio.create_task_group() as group:
@@ -110,5 +112,22 @@ async def test_two_clients_both_saying_main_do_not_share_memory(mode: str) -> No
             await call(alice, "alice again", main)
             await call(bob, "bob task", main)
         group.cancel_scope.cancel()
-    assert "alice private plan" in tasks_seen(model, "alice again")  # one client keeps its memory
+    remembered = "alice private plan" in tasks_seen(model, "alice again")
+    assert remembered is (mode == "legacy")
     assert "alice private plan" not in tasks_seen(model, "bob task")
+
+
+async def test_holders_of_the_token_keep_their_meta_memory_over_2026_07_28() -> None:
+    model, meta = served()
+    token = "session-keys-token"
+    auth = {"Authorization": f"Bearer {token}"}
+    async with anyio.create_task_group() as group:
+        url = await group.start(partial(serve, meta, transport="http", port=0, token=token))
+        async with client(url, "auto", auth) as first:
+            await call(first, "the plan", {SESSION_META_KEY: "main"})
+        async with client(url, "auto", auth) as second:  # a new connection, the same holder
+            await call(second, "the plan again", {SESSION_META_KEY: "main"})
+            await call(second, "another session", {SESSION_META_KEY: "other"})
+        group.cancel_scope.cancel()
+    assert "- the plan → done\n" in tasks_seen(model, "the plan again")
+    assert "the plan" not in tasks_seen(model, "another session")

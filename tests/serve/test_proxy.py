@@ -90,7 +90,9 @@ async def test_legacy_sessions_stay_on_the_replica_that_opened_them(
 async def test_behind_nginx_the_public_name_forwarded_client_and_prefix_work(
     tmp_path: Path, redis_url: str
 ) -> None:
-    with cluster(tmp_path, redis_url, allowed_hosts=["tools.example.com"]) as running:
+    with cluster(
+        tmp_path, redis_url, allowed_hosts=["tools.example.com"], trusted_proxies=["127.0.0.1"]
+    ) as running:
         async with httpx2.AsyncClient(timeout=30, headers=JSON_SSE) as http:
             public = await http.post(
                 running.url,

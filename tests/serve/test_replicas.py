@@ -16,9 +16,10 @@ import anyio
 import httpx2
 import mcp_types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
+from meta_tools.serve.resume import SAMPLE_KEY
 from meta_tools.serve.server import SESSION_META_KEY
 from tests.mcp.conftest import SAMPLING_TOOLS
 from tests.serve.cluster import Cluster, Rotating, auth_headers, cluster
@@ -226,3 +227,41 @@ async def test_a_replica_killed_mid_soak_fails_its_calls_cleanly_and_loses_no_me
         last_prompt = hosts[name].tasks[-2]
         for text in done[name][-6:-1]:
             assert f"- Shout {text} → shouted {text}\n" in last_prompt, (text, last_prompt)
+
+
+async def test_a_state_used_on_one_replica_is_refused_on_the_other(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """The replicas remember used states in the memory's Redis: a replay runs nothing again."""
+    task = {"objective": "Shout once", "exact_input": "once"}
+    with cluster(tmp_path, redis_url, with_nginx=False) as running:
+        first, second = (r.url for r in running.replicas)
+        async with host_client(first, Host()) as client:
+            step = await client.session.call_tool("text", task, allow_input_required=True)
+        assert isinstance(step, mcp_types.InputRequiredResult)
+        use = mcp_types.ToolUseContent(id="c1", name="shout", input={"text": "once"})
+        answer = {
+            SAMPLE_KEY: mcp_types.CreateMessageResultWithTools(
+                role="assistant", model="host", content=[use], stop_reason="toolUse"
+            )
+        }
+        outcomes: list[object] = []
+        for url in (first, second, first):
+            async with host_client(url, Host()) as client:
+                try:
+                    outcomes.append(
+                        await client.session.call_tool(
+                            "text",
+                            task,
+                            input_responses=answer,
+                            request_state=step.request_state,
+                            allow_input_required=True,
+                        )
+                    )
+                except MCPError as exc:
+                    outcomes.append(exc)
+    used, *replays = outcomes
+    assert isinstance(used, mcp_types.InputRequiredResult), used
+    for replay in replays:
+        assert isinstance(replay, MCPError), replay
+        assert replay.error.message.startswith("this call's request_state was used already")

@@ -45,15 +45,27 @@ def dump(size: int) -> str:
     ]
 
 
-def router(**defaults: Any) -> MetaManager:
+SHOUTED: list[str] = []
+"""Every text `shout` was run with (a replayed step would run it again)."""
+
+
+@tool
+def shout_once(text: str) -> str:
+    """Upper-case a text, and record it."""
+    SHOUTED.append(text)
+    return text.upper()
+
+
+def router(*, text_tools: tuple[str, ...] = ("shout", "dump"), **defaults: Any) -> MetaManager:
     config = MetaToolsConfig.from_data(
         {
-            "Text": {"description": "Shout texts.", "tools": ["shout", "dump"]},
+            "Text": {"description": "Shout texts.", "tools": list(text_tools)},
             "Other": {"description": "Nothing much.", "tools": ["shout"]},
             "defaults": defaults,
         }
     )
-    return MetaManager.from_config(config, tools=[shout, dump], model=SamplingChatModel())
+    tools = [shout, dump, shout_once]
+    return MetaManager.from_config(config, tools=tools, model=SamplingChatModel())
 
 
 def answered(step: ScriptedHost, request: mcp_types.InputRequiredResult) -> dict[str, Any]:
@@ -262,3 +274,94 @@ def test_the_state_key_comes_from_the_config_else_the_environment_and_must_be_lo
     )
     monkeypatch.delenv(STATE_KEY_ENV)
     assert state_keys(ServeConfig()) == []
+
+
+USED = "this call's request_state was used already"
+
+
+async def test_a_state_from_a_deployment_with_other_categories_is_refused() -> None:
+    """Staging and production share the key and the service name; their categories differ."""
+    host = ScriptedHost([("shout", {"text": "hi"})])
+    async with router() as staging, router(text_tools=("shout",)) as production:
+        step = await first_round(build_server(staging, state_keys=[KEY]))
+        refused = await retry(
+            build_server(production, state_keys=[KEY]), step.request_state, answered(host, step)
+        )
+    assert isinstance(refused, MCPError), refused
+    assert refused.error.code == mcp_types.INVALID_PARAMS
+    assert refused.error.message.startswith(REFUSED)
+
+
+async def test_a_state_sealed_before_a_reload_that_changed_the_tools_is_refused() -> None:
+    host = ScriptedHost([("shout", {"text": "hi"})])
+    async with router() as meta:
+        server = build_server(meta, state_keys=[KEY])
+        step = await first_round(server)
+        edited = {
+            "Text": {"description": "Shout texts.", "tools": ["shout"]},
+            "Other": {"description": "Nothing much.", "tools": ["shout"]},
+        }
+        await meta.reload(MetaToolsConfig.from_data(edited))
+        refused = await retry(server, step.request_state, answered(host, step))
+    assert isinstance(refused, MCPError), refused
+    assert refused.error.message.startswith(REFUSED)
+
+
+async def test_a_state_works_once_so_a_replay_runs_no_tool_again() -> None:
+    SHOUTED.clear()
+    host = ScriptedHost([("shout_once", {"text": "hi"})])
+    async with router(text_tools=("shout_once",)) as meta:
+        server = build_server(meta, state_keys=[KEY])
+        step = await first_round(server)
+        answer = answered(host, step)
+        first = await retry(server, step.request_state, answer)
+        replayed = await retry(server, step.request_state, answer)
+    assert isinstance(first, mcp_types.InputRequiredResult), first
+    assert isinstance(replayed, MCPError), replayed
+    assert replayed.error.code == mcp_types.INVALID_PARAMS
+    assert replayed.error.message == (
+        f"{USED}: each one works once, so that a step's tools never run twice;"
+        " call the tool again from the start"
+    )
+    assert SHOUTED == ["hi"]
+
+
+async def test_a_state_used_on_one_replica_is_refused_on_another_through_redis(
+    redis_url: str,
+) -> None:
+    from meta_tools._redis import connect
+    from meta_tools.serve.replay import UsedStates
+
+    SHOUTED.clear()
+    host = ScriptedHost([("shout_once", {"text": "hi"})])
+    clients = [connect(redis_url), connect(redis_url)]
+    try:
+        async with (
+            router(text_tools=("shout_once",)) as one,
+            router(text_tools=("shout_once",)) as two,
+        ):
+            servers = [
+                build_server(meta, state_keys=[KEY], used_states=UsedStates(client=client))
+                for meta, client in ((one, clients[0]), (two, clients[1]))
+            ]
+            step = await first_round(servers[0])
+            answer = answered(host, step)
+            first = await retry(servers[0], step.request_state, answer)
+            replayed = await retry(servers[1], step.request_state, answer)
+    finally:
+        for client in clients:
+            await client.aclose()
+    assert isinstance(first, mcp_types.InputRequiredResult), first
+    assert isinstance(replayed, MCPError) and replayed.error.message.startswith(USED), replayed
+    assert SHOUTED == ["hi"]
+
+
+async def test_the_used_states_of_one_process_are_bounded_and_expire() -> None:
+    from meta_tools.serve.replay import UsedStates
+
+    used = UsedStates(max_entries=2)
+    assert [await used.claim(s, 60) for s in ("a", "a", "b", "c")] == [True, False, True, True]
+    assert await used.claim("a", 60) is True  # the oldest was forgotten to make room
+    brief = UsedStates()
+    assert await brief.claim("d", 1e-9) is True
+    assert await brief.claim("d", 1e-9) is True  # expired: nothing to refuse any more
