@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.e2e import chosen, main, run_catalog, run_demo, score_demo
+from benchmarks import ranking as ranking_benchmark
+from benchmarks.e2e import chosen, main, run_catalog, run_demo, run_routing, score_demo
+from benchmarks.e2e_catalog import sample_queries
 from benchmarks.e2e_sides import Run
 from benchmarks.e2e_tasks import TASKS, interleaved
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -292,3 +294,50 @@ def test_tasks_names_the_demo_tasks_to_run_and_an_unknown_id_is_refused(
     assert demo["tasks"] == ["m1"] and demo["sides"]["flat"]["accuracy"] == 1.0
     (turn,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert (turn["text"], turn["prompt_tokens"]) == ("391", 10)
+
+
+@pytest.mark.anyio
+async def test_routing_only_makes_one_model_call_per_query_mode_and_category_order(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path)
+    model = ScriptedModel.from_function(catalog_oracle)
+    found = await run_routing(model, tmp_path, 5, order_seeds=[1, 2])
+    assert found["queries"] == ["G1:1"]
+    assert set(found["sides"]) == {"ranked/order1", "all/order1", "ranked/order2", "all/order2"}
+    for side in found["sides"].values():
+        assert (side["tasks"], side["accuracy"], side["llm_calls"]) == (1, 1.0, 1)
+    assert {r["first"] for r in found["runs"]} == {"logistics"}
+
+
+@pytest.mark.anyio
+async def test_the_catalog_sides_call_the_gold_category_and_judge_the_first_category(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path)
+    model = ScriptedModel.from_function(catalog_oracle)
+    found = await run_catalog(
+        model, tmp_path, None, ["hierarchy", "hierarchy_all", "category"], per_subset=1
+    )
+    sides = found["sides"]
+    assert sides["hierarchy"]["first_category"] == sides["hierarchy_all"]["first_category"] == 1.0
+    assert sides["category"]["accuracy"] == 1.0 and "first_category" not in sides["category"]
+    assert sides["category"]["llm_calls"] == 2  # no main agent: the category's two turns
+
+
+def test_a_seeded_sample_takes_the_same_queries_of_each_subset() -> None:
+    queries = [{"qid": f"{s}:{i}", "subset": s} for s in ("G1", "G2") for i in range(6)]
+    first = sample_queries(queries, 2, seed=7)
+    assert first == sample_queries(queries, 2, seed=7)
+    assert sorted(q["subset"] for q in first) == ["G1", "G1", "G2", "G2"]
+    assert first == [q for q in queries if q in first]  # in file order
+    assert sample_queries(queries, 10, seed=7) == queries
+
+
+def test_the_ranking_benchmark_finds_the_gold_category_of_each_query(tmp_path: Path) -> None:
+    write_catalog(tmp_path)
+    found = ranking_benchmark.run(tmp_path)
+    large = found["large catalog (e2e), StableToolBench queries"]
+    assert (large["tools"], large["categories"], large["queries"]) == (3, 2, 1)
+    assert large["recall@1"] == 1.0
+    assert "Seal-Tools, its queries" not in found  # no data, no row
