@@ -247,6 +247,7 @@ async def run_catalog(
     return {
         "tools": len(catalog.tools),
         "categories": len(meta.categories),
+        "category_tools": meta.categories[0].max_tools_per_prompt if meta.categories else None,
         "category_order_seed": order_seed,
         "query_seed": seed if per_subset is not None else None,
         "per_subset": per_subset,

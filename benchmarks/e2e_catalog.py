@@ -46,11 +46,13 @@ class LargeCatalog:
         self,
         model: ChatModel,
         *,
-        max_tools_per_prompt: int = 20,
+        max_tools_per_prompt: int = 10,
         order_seed: int | None = None,
         routing: RoutingConfig | None = None,
     ) -> MetaManager:
         """One category per catalog category; each offers a BM25 shortlist of its tools.
+
+        Ten tools a call, as many as the retrieval side offers.
 
         `order_seed` shuffles the order the categories are listed in (a list in
         alphabetical order favours the first letters with a model that prefers the top).
