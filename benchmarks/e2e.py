@@ -30,6 +30,7 @@ from meta_tools.agent import MainAgent
 from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.recovery import looks_like_call
+from meta_tools.llm.types import AssistantTurn
 from meta_tools.router.manager import MetaManager
 
 from .catalog import DEFAULT_DATA
@@ -280,6 +281,9 @@ async def run_routing(
     queries = random.Random(seed).sample(catalog.queries, min(count, len(catalog.queries)))
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
+    # A request already asked (the same offer in another category order) gets the same
+    # reply at temperature 0: it is taken from here, and the row says so.
+    asked: dict[str, AssistantTurn] = {}
     for order_seed in order_seeds:
         meta = catalog.router(counter, order_seed=order_seed)
         routers = {"ranked": meta, "all": MetaManager(meta.categories, routing=ALL_CATEGORIES)}
@@ -288,14 +292,18 @@ async def run_routing(
             gold = {slugs[c] for c in catalog.gold_categories(query)}
             for mode in modes:
                 request = MainAgent(counter, routers[mode]).request_for(query["query"])
+                key = request.model_dump_json()
                 started = time.perf_counter()
-                turn = await counter.complete(request)
+                reused = key in asked
+                turn = asked[key] if reused else await counter.complete(request)
+                asked[key] = turn
                 took = time.perf_counter() - started
                 counted = counter.take()
                 first = turn.tool_calls[0].name if turn.tool_calls else None
                 row = {"task": query["qid"], "side": f"{mode}/order{order_seed}",
                        "correct": first in gold, "right_tool": first in gold, "first": first,
-                       "gold": sorted(gold), "error": None, "llm_calls": counted.llm_calls,
+                       "gold": sorted(gold), "error": None, "reused_reply": reused,
+                       "llm_calls": counted.llm_calls,
                        "prompt_tokens": counted.prompt_tokens,
                        "completion_tokens": counted.completion_tokens,
                        "recovered_calls": counted.recovered_calls, "wall_s": round(took, 2)}  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from .._json import loads
 from .._lifecycle import is_cancellation
 from ..llm.types import AssistantTurn, Message, ToolCall
 from ..tools.schema import RESERVED_TOOL_NAMES
@@ -162,8 +163,8 @@ def _control_arguments(call: ToolCall) -> dict[str, Any]:
     args: Any = call.arguments
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
+            args = loads(args)
+        except ValueError:
             args = {"question": args, "reason": args}
     return args if isinstance(args, dict) else {}
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 
+from .._json import loads
 from ..exceptions import ModelError
 from .types import AssistantTurn, ChatRequest
 
@@ -232,8 +233,8 @@ def load_arguments(raw: str | None) -> dict[str, Any] | str:
     if raw is None or not raw.strip():
         return {}
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = loads(raw)
+    except ValueError:  # also nesting too deep for the decoder
         return raw
     return parsed if isinstance(parsed, dict) else raw
 

@@ -9,23 +9,48 @@ even ``<tool_result>``), with the last brace missing, in XML form
 names the tool. `recover_turn` turns such a turn into the calls it meant, but only
 calls that name an offered tool; when the text looks like a call yet none can be read, it says why, so
 that the loop can tell the model to try again.
+
+Never recovered, and never answered as an unreadable call either:
+
+- a *quote*: a call that the request already holds in text the model did not
+  write (a tool result, the user's words, the system prompt; `llm.quotes`),
+  in any form. A reply that repeats a page's ``{"name": "send_money", ...}`` is
+  telling about the page; running it would let the page's author call tools.
+  Asking the model to "make that call properly" would do the same, so a quote
+  is plain text. Arguments written alone are a quote when the request holds
+  that JSON object anywhere.
+- *data with a name*: ``{"name": "Alice Martin"}`` is a call only when it names
+  an offered tool, and an object whose arguments are no JSON object only when
+  it names one (``{"action": "Final Answer", "action_input": "..."}`` is an answer).
+
+Reading is linear in the reply and bounded (`llm.text_calls`); `arecover_turn`
+reads long texts in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
-import json
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any
 
+import anyio
+
+from .._json import MAX_DEPTH, depth_within, loads
+from .quotes import Quotes
+from .text_calls import CALL_MARK, TextCalls, Written
 from .types import AssistantTurn, ChatRequest, ToolCall
 
 __all__ = [
+    "INLINE_CHARS",
     "MAX_NUDGES",
+    "MAX_RECOVERED_CALLS",
     "RecoveringModel",
     "Recovery",
+    "arecover_turn",
     "looks_like_call",
     "recover_calls",
     "recover_turn",
@@ -36,44 +61,22 @@ __all__ = [
 #: one counts as the answer: per category run, and per question of the main agent.
 MAX_NUDGES = 2
 
-_DECODER = json.JSONDecoder()
+#: A reply and request with more characters than this are read in a worker thread.
+INLINE_CHARS = 4_000
+#: Calls read from one reply; those written after them stay text. (A category runs 16 a
+#: round; the main agent runs all of a turn's calls at once.)
+MAX_RECOVERED_CALLS = 64
+
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
-#: What is left of a call whose JSON did not parse: an object opening on its name, or the tag.
-_CALL_HINT = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call|<\s*function[\s=]', re.I)
-#: A call in XML form: `<function name="x">` or `<function=x>`, up to its end tag, the next
-#: call or the end of the text.
-_XML_CALL = re.compile(
-    r"""<\s*function(?:\s+name\s*=\s*["']?|\s*=\s*)([\w.-]+)["']?\s*>(.*?)(?:</\s*function\s*>|(?=<\s*function[\s=])|\Z)""",
-    re.I | re.S,
-)
-#: One argument of an XML call: `<key>v</key>`, `<parameter=key>v</parameter>` or
-#: `<parameter name="key">v</parameter>`.
-_XML_ARGUMENT = re.compile(
-    r"""<\s*(?:parameter(?:\s+name\s*=\s*["']?|\s*=\s*)([\w.-]+)["']?|(\w+))\s*>(.*?)</\s*(?:parameter|\2)\s*>""",
-    re.S,
-)
-_XML_WRAPPER = re.compile(
-    r"^\s*<\s*(?:arguments|parameters)\s*>(.*?)(?:</\s*(?:arguments|parameters)\s*>|\Z)", re.S
-)
-#: A call written as one tag with attributes: `<tool_call tool="x" arguments={...}>`; the
-#: JSON arguments start where the match ends.
-_TAG_CALL = re.compile(
-    r"""<\s*(?:tool_call|function_call|function|tool)\s+(?:tool|name|function)\s*=\s*["']?([\w.-]+)["']?\s+(?:arguments|args|parameters)\s*=\s*['"]?(?=\{)""",
-    re.I,
-)
-_TAG_CALL_END = re.compile(
-    r"""\s*['"]?\s*/?>(?:\s*</\s*(?:tool_call|function_call|function|tool)\s*>)?""", re.I
-)
-_MAX_MISSING_BRACES = 3
-#: The key naming the tool in a call written as JSON, and the keys its arguments may come in.
-#: ({"tool": ..., "arguments": ...} is not one: it is how a category result lists its calls.)
-_CALL_SHAPES = {
-    "name": ("arguments", "parameters"),
-    "function": ("arguments", "args", "parameters"),
-    "tool": ("tool_input",),
-    "action": ("action_input",),
-}
+#: Where a call can be written at all.
+_MAY_HOLD_CALL = re.compile(r"[{<\[]")
+#: Calls and marks of a reply looked for, as written, in the request's texts (each look
+#: reads them all); and the characters compared from a mark on.
+_MAX_VERBATIM_CHECKS = 64
+_MARK_CHARS = 32
+
+Properties = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,34 +96,21 @@ class Recovery:
 
 def looks_like_call(text: str) -> bool:
     """True when `text` has the marks of a tool call (`{"name": ...`, a `<tool_call>` tag)."""
-    return bool(_CALL_HINT.search(text))
+    return bool(CALL_MARK.search(text))
 
 
-def _as_call(value: Any, offered: Collection[str]) -> tuple[ToolCall | None, str | None]:
-    """A decoded JSON object as a call; else None and, if it meant to be one, why not."""
-    if not isinstance(value, dict):
-        return None, None
-    inner = value.get("function")
-    if isinstance(inner, dict):  # the OpenAI wire shape {"type": "function", "function": {...}}
-        value = inner
-    # {"name": ..., "arguments": ...}, or a spelling of agent frameworks' prompts:
-    # {"tool": ..., "tool_input": ...}, {"action": ..., "action_input": ...}.
-    key = next((k for k in _CALL_SHAPES if isinstance(value.get(k), str)), None)
-    given = [k for k in _CALL_SHAPES[key] if k in value] if key else []
-    if key is None or not (given or set(value) == {"name"}):  # data with a name, not a call
-        return None, None
-    name: str = value[key]
-    arguments: Any = value[given[0]] if given else {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
+def _judge(written: Written, offered: Collection[str]) -> tuple[ToolCall | None, str | None]:
+    """`written` as a call to an offered tool; else None and, if it meant to be one, why not."""
+    name, arguments = written.name, written.arguments
+    if name in offered:
+        if not isinstance(arguments, dict):
             return None, f"the arguments of {name!r} are not a JSON object"
-    if not isinstance(arguments, dict):
-        return None, f"the arguments of {name!r} are not a JSON object"
-    if name not in offered:
-        return None, _not_offered(name, offered)
-    return ToolCall(name=name, arguments=arguments), None
+        if not depth_within(arguments, MAX_DEPTH):
+            return None, f"the arguments of {name!r} nest deeper than {MAX_DEPTH} levels"
+        return ToolCall(name=name, arguments=arguments), None
+    if written.form == "json" and (written.bare or not isinstance(arguments, dict)):
+        return None, None  # data that has a name, not a call
+    return None, _not_offered(name, offered)
 
 
 def _not_offered(name: str, offered: Collection[str]) -> str:
@@ -132,145 +122,90 @@ def _leftover(rest: str) -> str:
     return "" if _WRAPPING.fullmatch(rest) else rest.strip()
 
 
-def _decode_at(text: str, start: int) -> tuple[Any, int] | None:
-    """Decode the JSON value starting at `start`, adding up to three missing closing braces."""
-    try:
-        return _DECODER.raw_decode(text, start)
-    except json.JSONDecodeError:
-        pass
-    # Only a value that runs to the end of the text (up to its wrapping) can be missing braces.
-    tail = text[start:]
-    body = tail[: len(tail) - len(_trailing_wrapping(tail))]
-    for missing in range(1, _MAX_MISSING_BRACES + 1):
-        try:
-            value, _ = _DECODER.raw_decode(body + "}" * missing)
-        except json.JSONDecodeError:
-            continue
-        return value, len(text)
-    return None
-
-
-def _trailing_wrapping(text: str) -> str:
-    """The closing tags, fences and blanks at the end of `text`."""
-    match = re.search(r"(?:\s|```|</[A-Za-z_][\w-]*>)*\Z", text)
-    return match.group(0) if match else ""
-
-
-def _objects(text: str) -> Iterator[tuple[int, int, Any]]:
-    """Each top-level JSON object or list in `text`: start, end, value."""
-    position = 0
-    while True:
-        found = [i for i in (text.find("{", position), text.find("[", position)) if i >= 0]
-        if not found:
-            return
-        start = min(found)
-        decoded = _decode_at(text, start)
-        if decoded is None:
-            position = start + 1
-            continue
-        value, end = decoded
-        yield start, end, value
-        position = end
-
-
-def _xml_calls(text: str, offered: Collection[str]) -> Recovery | None:
-    """The calls `text` writes in XML form (`<function name="x"><arguments><k>v</k>...`), if any.
-
-    Argument values are kept as text; `recover_turn` types them from the tool's schema.
-    """
-    found = list(_XML_CALL.finditer(text))
-    if not found:
-        return None
-    calls: list[ToolCall] = []
-    problems: list[str] = []
-    for match in found:
-        name, body = match.group(1), match.group(2)
-        if name not in offered:
-            problems.append(_not_offered(name, offered))
-            continue
-        wrapped = _XML_WRAPPER.match(body)
-        body = wrapped.group(1) if wrapped else body
-        decoded = _decode_at(body, body.find("{")) if body.lstrip().startswith("{") else None
-        if decoded is not None and isinstance(decoded[0], dict):
-            arguments: dict[str, Any] = decoded[0]
-        else:
-            arguments = {
-                (m.group(1) or m.group(2)): m.group(3).strip() for m in _XML_ARGUMENT.finditer(body)
-            }
-        calls.append(ToolCall(name=name, arguments=arguments))
-    if calls:
-        rest = text[: found[0].start()] + text[found[-1].end() :]
-        return Recovery(calls, _leftover(rest))
-    return Recovery([], text, "; ".join(dict.fromkeys(problems)))
-
-
-def _tag_calls(text: str, offered: Collection[str]) -> Recovery | None:
-    """The calls `text` writes as tags with attributes (`<tool_call tool="x" arguments={...}>`)."""
-    calls: list[ToolCall] = []
-    problems: list[str] = []
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans taken out."""
     kept: list[str] = []
     position = 0
-    for match in _TAG_CALL.finditer(text):
-        if match.start() < position:
-            continue
-        decoded = _decode_at(text, match.end())
-        name = match.group(1)
-        if decoded is None or not isinstance(decoded[0], dict):
-            problems.append(f"the arguments of {name!r} are not a JSON object")
-            continue
-        if name not in offered:
-            problems.append(_not_offered(name, offered))
-            continue
-        calls.append(ToolCall(name=name, arguments=decoded[0]))
-        end = decoded[1]
-        closing = _TAG_CALL_END.match(text, end)
-        kept.append(text[position : match.start()])
-        position = closing.end() if closing else end
-    if not calls and not problems:
-        return None
-    if not calls:
-        return Recovery([], text, "; ".join(dict.fromkeys(problems)))
-    rest = "".join(kept) + text[position:]
-    return Recovery(calls, _leftover(rest))
-
-
-def recover_calls(text: str, offered: Collection[str]) -> Recovery:
-    """Read the tool calls written in `text`, keeping those that name an `offered` tool."""
-    for written_as_tags in (_tag_calls, _xml_calls):
-        recovery = written_as_tags(text, offered)
-        if recovery is not None:
-            return recovery
-    calls: list[ToolCall] = []
-    problems: list[str] = []
-    kept: list[str] = []
-    undecoded: list[str] = []
-    position = decoded_end = 0
-    for start, end, value in _objects(text):
-        undecoded.append(text[decoded_end:start])
-        decoded_end = end
-        found: list[ToolCall] = []
-        for item in value if isinstance(value, list) else [value]:
-            call, problem = _as_call(item, offered)
-            if call is not None:
-                found.append(call)
-            elif problem is not None:
-                problems.append(problem)
-        if found:
-            calls.extend(found)
+    for start, end in sorted(set(spans)):
+        if start >= position:
             kept.append(text[position:start])
             position = end
     kept.append(text[position:])
-    undecoded.append(text[decoded_end:])
-    if calls:
-        return Recovery(calls, _leftover("".join(kept)))
-    if problems:
-        return Recovery([], text, "; ".join(dict.fromkeys(problems)))
-    if looks_like_call("".join(undecoded)):
+    return "".join(kept)
+
+
+def _recover(
+    reading: TextCalls,
+    text: str,
+    parameters: Mapping[str, Properties],
+    quotes: Callable[[], Quotes] | None,
+) -> Recovery:
+    """The calls of the first form `text` writes any in (tags, XML, JSON), quotes left out."""
+    checks = 0
+    for form in (reading.tags, reading.xml, reading.json):
+        calls: list[ToolCall] = []
+        spans: list[tuple[int, int]] = []
+        problems: list[str] = []
+        for item in form:
+            if len(calls) == MAX_RECOVERED_CALLS:
+                break
+            call, problem = _judge(item, parameters)
+            if call is None and problem is None:
+                continue
+            checks += 1
+            verbatim = reading.written(item) if checks <= _MAX_VERBATIM_CHECKS else None
+            if _quoted(item, verbatim, parameters, quotes):
+                continue
+            if call is not None:
+                calls.append(call)
+                spans.append((item.start, item.end))
+            else:
+                problems.append(str(problem))
+        if calls:
+            return Recovery(calls, _leftover(_without(text, spans)))
+        if problems:
+            return Recovery([], text, "; ".join(dict.fromkeys(problems)))
+    marks = list(reading.marks())
+    if marks and not _all_quoted(reading.text, marks, quotes):
         return Recovery([], text, "it is not valid JSON")
     return Recovery([], text)
 
 
-def _named_arguments(text: str, parameters: Mapping[str, dict[str, Any]]) -> Recovery | None:
+def _quoted(
+    written: Written,
+    verbatim: str | None,
+    parameters: Mapping[str, Properties],
+    quotes: Callable[[], Quotes] | None,
+) -> bool:
+    """Whether the request already holds `written` in text the model did not write.
+
+    As a call (its tool and arguments, however written there), or as `verbatim`, the
+    text it takes in the reply (which a text that breaks off may hold, read otherwise).
+    """
+    if quotes is None:
+        return False
+    typed = partial(_typed, _properties(parameters, written.name))
+    if quotes().holds_call(written.name, written.arguments, typed):
+        return True
+    return verbatim is not None and quotes().holds_text(verbatim)
+
+
+def _all_quoted(text: str, marks: list[int], quotes: Callable[[], Quotes] | None) -> bool:
+    """Whether the text at each of these marks of a call is part of a text the model read."""
+    if quotes is None or len(marks) > _MAX_VERBATIM_CHECKS:
+        return False
+    return all(quotes().holds_text(text[mark : mark + _MARK_CHARS]) for mark in marks)
+
+
+def recover_calls(text: str, offered: Collection[str]) -> Recovery:
+    """Read the tool calls written in `text`, keeping those that name an `offered` tool."""
+    parameters = offered if isinstance(offered, Mapping) else {name: {} for name in offered}
+    return _recover(TextCalls(text), text, parameters, None)
+
+
+def _named_arguments(
+    reading: TextCalls, text: str, parameters: Mapping[str, Properties]
+) -> Recovery | None:
     """A call written as its arguments alone, beside prose naming the tool.
 
     The 1.5B model wrote "use the `files` function with the following exact input:"
@@ -279,27 +214,44 @@ def _named_arguments(text: str, parameters: Mapping[str, dict[str, Any]]) -> Rec
     the text around it names exactly one offered tool whose schema they fit.
     """
     calls: list[ToolCall] = []
-    kept: list[str] = []
-    position = 0
-    for start, end, value in _objects(text):
+    spans: list[tuple[int, int]] = []
+    mentions: dict[str, list[int]] = {}
+    for start, end, value in reading.values:
         if not isinstance(value, dict) or not value:
             continue
-        around = text[:start] + " " + text[end:]
+        if len(calls) == MAX_RECOVERED_CALLS:
+            break
         fitting = [
             name
             for name, schema in parameters.items()
-            if _fits(value, schema) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", around)
+            if _fits(value, schema) and _named_around(reading.text, name, start, end, mentions)
         ]
-        if len(fitting) != 1:
+        if len(fitting) != 1 or not depth_within(value, MAX_DEPTH):
             return None
         calls.append(ToolCall(name=fitting[0], arguments=value))
-        kept.append(text[position:start])
-        position = end
+        spans.append((start, end))
     if not calls:
         return None
-    kept.append(text[position:])
-    rest = "".join(kept)
-    return Recovery(calls, _leftover(rest))
+    return Recovery(calls, _leftover(_without(text, spans)))
+
+
+def _named_around(text: str, name: str, start: int, end: int, seen: dict[str, list[int]]) -> bool:
+    """Whether `text` names `name` outside `text[start:end]` (each name searched for once)."""
+    if name not in seen:
+        word = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        seen[name] = [match.start() for match in word.finditer(text)]
+    places = seen[name]
+    inside = bisect.bisect_left(places, end) - bisect.bisect_left(places, start - len(name) + 1)
+    return len(places) > inside
+
+
+def _quoted_arguments(call: ToolCall, parameters: Mapping[str, Properties], quotes: Quotes) -> bool:
+    """Whether arguments written alone are a JSON object, or a call, the request already holds."""
+    arguments = call.arguments
+    if isinstance(arguments, dict) and quotes.holds_object(arguments):
+        return True
+    typed = partial(_typed, _properties(parameters, call.name))
+    return quotes.holds_call(call.name, arguments, typed)
 
 
 def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
@@ -322,28 +274,37 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """`turn` with the calls its text holds moved to `tool_calls`.
 
     Only a turn without real calls is read, and only for calls to the tools
-    `request` offered. The result counts them in `recovered`; a text that looks
-    like a call but gives none carries the reason in `unread_call`.
+    `request` offered that its other messages do not already hold (quotes). The
+    result counts them in `recovered`; a text that looks like a call but gives
+    none carries the reason in `unread_call`.
     """
-    if turn.tool_calls or not turn.text or not request.tools:
+    text = turn.text
+    if turn.tool_calls or not text or not request.tools or not _MAY_HOLD_CALL.search(text):
         return turn
-    parameters: dict[str, dict[str, Any]] = {
+    parameters: dict[str, Properties] = {
         str(tool["function"].get("name")): tool["function"].get("parameters") or {}
         for tool in request.tools
         if "function" in tool
     }
-    recovery = recover_calls(turn.text, parameters)
+    reading = TextCalls(text)
+    quotes = cache(partial(Quotes.of, request.messages))
+    recovery = _recover(reading, text, parameters, quotes)
     if not recovery.calls and recovery.problem is None:
-        named = _named_arguments(turn.text, parameters)
+        named = _named_arguments(reading, text, parameters)
         # An answer that quotes a call already made ("I called `files` with {...}") is no call.
         made = [(c.name, c.arguments) for m in request.messages for c in m.tool_calls]
-        if named is not None and not any((c.name, c.arguments) in made for c in named.calls):
+        if named is not None and not any(
+            (c.name, c.arguments) in made or _quoted_arguments(c, parameters, quotes())
+            for c in named.calls
+        ):
             recovery = named
     if recovery.calls:
-        calls = []
-        for call in recovery.calls:
-            properties = parameters.get(call.name, {}).get("properties", {})
-            calls.append(_typed(_without_schema_echo(call, properties), properties))
+        calls = [
+            call.model_copy(
+                update={"arguments": _typed(_properties(parameters, call.name), call.arguments)}
+            )
+            for call in recovery.calls
+        ]
         return turn.model_copy(
             update={
                 "text": recovery.text or None,
@@ -356,37 +317,45 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     return turn
 
 
+async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+    """`recover_turn`, in a worker thread when the reply and request hold much text."""
+    if turn.tool_calls or not turn.text or not request.tools:
+        return turn
+    size = len(turn.text) + sum(len(message.content) for message in request.messages)
+    if size <= INLINE_CHARS or not _MAY_HOLD_CALL.search(turn.text):
+        return recover_turn(turn, request)
+    return await anyio.to_thread.run_sync(recover_turn, turn, request)
+
+
+def _properties(parameters: Mapping[str, Properties], name: str) -> Properties:
+    properties = parameters.get(name, {}).get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
 #: JSON-schema words a small model copies from the tool's schema into its arguments.
 _SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties", "$schema"})
 
 
-def _without_schema_echo(call: ToolCall, properties: dict[str, Any]) -> ToolCall:
-    """`call` without the schema words it copied into its arguments (unless they are parameters)."""
-    if not isinstance(call.arguments, dict):
-        return call
-    echoed = [k for k in call.arguments if k in _SCHEMA_WORDS and k not in properties]
-    if not echoed:
-        return call
-    arguments = {k: v for k, v in call.arguments.items() if k not in echoed}
-    return call.model_copy(update={"arguments": arguments})
+def _typed(properties: Properties, arguments: Any) -> Any:
+    """Arguments as the tool gets them: schema words copied into them dropped, text values typed.
 
-
-def _typed(call: ToolCall, properties: dict[str, Any]) -> ToolCall:
-    """`call` with text values read as JSON where the schema wants a number, flag, list or object.
-
-    Calls written in XML form carry every value as text (`<value>25</value>`).
+    A text value is read as JSON where the schema wants a number, flag, list or
+    object: calls written in XML form carry every value as text (`<value>25</value>`).
     """
-    if not isinstance(call.arguments, dict):
-        return call
-    arguments = dict(call.arguments)
-    for key, value in call.arguments.items():
+    if not isinstance(arguments, dict):
+        return arguments
+    typed: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if key in _SCHEMA_WORDS and key not in properties:
+            continue
         spec = properties.get(key)
         wanted = spec.get("type") if isinstance(spec, dict) else None
         kinds = wanted if isinstance(wanted, list) else [wanted]
         if isinstance(value, str) and None not in kinds and "string" not in kinds:
-            with contextlib.suppress(json.JSONDecodeError):
-                arguments[key] = json.loads(value)
-    return call.model_copy(update={"arguments": arguments})
+            with contextlib.suppress(ValueError):  # the tool's validation says what is wrong
+                value = loads(value)
+        typed[key] = value
+    return typed
 
 
 class RecoveringModel:
@@ -403,7 +372,7 @@ class RecoveringModel:
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         """The wrapped model's turn, with its text calls recovered."""
-        return recover_turn(await self.model.complete(request), request)
+        return await arecover_turn(await self.model.complete(request), request)
 
     def __repr__(self) -> str:
         return f"RecoveringModel({self.model!r})"

@@ -16,7 +16,6 @@ Two eras, two hosts (both in `meta_tools.serve`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -26,6 +25,7 @@ import anyio
 import mcp_types
 from mcp import MCPError
 
+from .._json import loads
 from ..exceptions import ModelError, SamplingUnsupportedError
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
 from .ways_out import ways_out
@@ -97,8 +97,8 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     if isinstance(call.arguments, dict):
         return call.arguments
     try:
-        parsed = json.loads(call.arguments)
-    except json.JSONDecodeError:
+        parsed = loads(call.arguments)
+    except ValueError:
         return {"arguments": call.arguments}
     return parsed if isinstance(parsed, dict) else {"arguments": parsed}
 

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 from .._lifecycle import AsyncCloseable
 from ..exceptions import ClosedError
 from .base import Failure, GenerationOptions, RetryPolicy, call_with_retries, resolve_api_key
-from .recovery import recover_turn
+from .recovery import arecover_turn
 from .types import AssistantTurn, ChatRequest
 
 __all__ = ["SdkChatModel"]
@@ -81,7 +81,7 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
             timeout_s=self.timeout,
         )
         turn = self._to_turn(completion)
-        return recover_turn(turn, request) if self.recover_text_calls else turn
+        return await arecover_turn(turn, request) if self.recover_text_calls else turn
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool; calling it twice is harmless."""

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from typing_extensions import Doc
 
+from .._json import loads
 from ..exceptions import ToolArgumentsError, ToolDefinitionError
 
 __all__ = [
@@ -341,11 +342,15 @@ def validate_arguments(
         arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
+            arguments = loads(arguments)
+        except ValueError as exc:
+            where = (
+                f"{exc.msg} at char {exc.pos}"
+                if isinstance(exc, json.JSONDecodeError)
+                else str(exc)
+            )
             raise ToolArgumentsError(
-                tool,
-                [f"arguments are not valid JSON ({exc.msg} at char {exc.pos}); send an object"],
+                tool, [f"arguments are not valid JSON ({where}); send an object"]
             ) from None
     if not isinstance(arguments, Mapping):
         raise ToolArgumentsError(
@@ -356,8 +361,8 @@ def validate_arguments(
     for name in plan.json_arguments:
         value = values.get(name)
         if isinstance(value, str):
-            with contextlib.suppress(json.JSONDecodeError):  # validation reports it
-                values[name] = json.loads(value)
+            with contextlib.suppress(ValueError):  # validation reports it
+                values[name] = loads(value)
     try:
         parsed = model.model_validate(values)
     except ValidationError as exc:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any, Protocol
 
 import mcp_types
 
+from ..._json import loads
 from ..._text import valid_utf8, valid_utf8_value
 from ...exceptions import ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
@@ -169,8 +169,8 @@ class PendingTool(BaseTool):
         """Anything goes: the real tool validates once its server is connected."""
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
+                arguments = loads(arguments) if arguments.strip() else {}
+            except ValueError:
                 return {"arguments": arguments}
         return dict(arguments) if isinstance(arguments, Mapping) else {}
 
