@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import itertools
 import json
 import random
 import sys
@@ -288,30 +289,31 @@ async def run_routing(
         meta = catalog.router(counter, order_seed=order_seed)
         routers = {"ranked": meta, "all": MetaManager(meta.categories, routing=ALL_CATEGORIES)}
         slugs = {m.name: m.slug for m in meta.categories}
-        for query in queries:
+        # One mode after the other: consecutive requests with the same tools share the
+        # server's cached prompt prefix.
+        for mode, query in itertools.product(modes, queries):
             gold = {slugs[c] for c in catalog.gold_categories(query)}
-            for mode in modes:
-                request = MainAgent(counter, routers[mode]).request_for(query["query"])
-                key = request.model_dump_json()
-                started = time.perf_counter()
-                reused = key in asked
-                turn = asked[key] if reused else await counter.complete(request)
-                asked[key] = turn
-                took = time.perf_counter() - started
-                counted = counter.take()
-                first = turn.tool_calls[0].name if turn.tool_calls else None
-                row = {"task": query["qid"], "side": f"{mode}/order{order_seed}",
-                       "correct": first in gold, "right_tool": first in gold, "first": first,
-                       "gold": sorted(gold), "error": None, "reused_reply": reused,
-                       "llm_calls": counted.llm_calls,
-                       "prompt_tokens": counted.prompt_tokens,
-                       "completion_tokens": counted.completion_tokens,
-                       "recovered_calls": counted.recovered_calls, "wall_s": round(took, 2)}  # fmt: skip
-                rows.append(row)
-                if on_row is not None:
-                    on_row(rows)
-                _say(f"  {query['qid'][:18]:18} {row['side']:12} {'ok ' if row['correct'] else 'BAD'}"
-                     f" {took:6.1f}s {counted.prompt_tokens} tok  {first} (gold {sorted(gold)})")  # fmt: skip
+            request = MainAgent(counter, routers[mode]).request_for(query["query"])
+            key = request.model_dump_json()
+            started = time.perf_counter()
+            reused = key in asked
+            turn = asked[key] if reused else await counter.complete(request)
+            asked[key] = turn
+            took = time.perf_counter() - started
+            counted = counter.take()
+            first = turn.tool_calls[0].name if turn.tool_calls else None
+            row = {"task": query["qid"], "side": f"{mode}/order{order_seed}",
+                   "correct": first in gold, "right_tool": first in gold, "first": first,
+                   "gold": sorted(gold), "error": None, "reused_reply": reused,
+                   "llm_calls": counted.llm_calls,
+                   "prompt_tokens": counted.prompt_tokens,
+                   "completion_tokens": counted.completion_tokens,
+                   "recovered_calls": counted.recovered_calls, "wall_s": round(took, 2)}  # fmt: skip
+            rows.append(row)
+            if on_row is not None:
+                on_row(rows)
+            _say(f"  {query['qid'][:18]:18} {row['side']:12} {'ok ' if row['correct'] else 'BAD'}"
+                 f" {took:6.1f}s {counted.prompt_tokens} tok  {first} (gold {sorted(gold)})")  # fmt: skip
     sides = sorted({r["side"] for r in rows})
     return {
         "queries": [q["qid"] for q in queries],
