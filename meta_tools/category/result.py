@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from .._json import loads
 from .._text import ValidText, valid_utf8_value
 
 if TYPE_CHECKING:
@@ -118,6 +119,6 @@ def _nested(text: str | None) -> Any:
     if text is None or not text.lstrip().startswith(("{", "[")):
         return text
     try:
-        return json.loads(text)
-    except ValueError:
+        return loads(text)
+    except ValueError:  # also a result nested too deep to send back as JSON
         return text
