@@ -32,6 +32,14 @@ Measured:
   by subset, against pairs drawn at random from one hand-made category and
   from the whole catalog (a grouping by text can keep together only what its
   text makes alike).
+
+And the scale case (`run_scale`, no data needed): 1,000 and 5,000 tools that
+all read alike, the worst case for merging the closest groups first (every
+pair is a tie): `identical` (`tool_17`, one description) and `pathological`
+(64-character names of one word, that word 150 times as the description).
+Measured: the seconds `group --by topic` spends grouping and naming, and the
+grouping check; of the merge step alone, the cosines it computes (against
+units²), its seconds and the memory it holds at the peak.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -50,6 +59,7 @@ from meta_tools._text import slugify
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
+from meta_tools.grouping.cluster import Merging, automatic_k, default_max_size, dot_products
 from meta_tools.grouping.features import TermSpace, category_document, tool_terms
 from meta_tools.grouping.name import Draft, draft_from_words
 from meta_tools.grouping.plan import draft_categories
@@ -58,13 +68,15 @@ from meta_tools.llm import ChatRequest, Message, ScriptedModel
 from meta_tools.llm.base import ChatModel
 from meta_tools.router.manager import MetaManager
 
-from .catalog import Catalog, load_catalog, load_queries
+from .catalog import Catalog, CatalogTool, load_catalog, load_queries
 from .context import DESCRIPTIONS
 from .recall import evaluate_within
 
 DATASETS = ("livemcpbench", "stabletoolbench", "sealtools")
 LIMIT = 20
 MODEL_MAX_CATEGORIES = 128
+SCALE = (1_000, 5_000)
+"""Tool counts of the scale case (`python -m benchmarks grouping --quick`: the first only)."""
 
 
 def adjusted_rand_index(first: Sequence[str], second: Sequence[str]) -> float:
@@ -282,6 +294,74 @@ MAIN_AGENT = (
     "You are an assistant with tools. Each tool is a category of tools. Call exactly one tool:"
     " the category that can do the user's task."
 )
+
+
+def alike_tools(count: int, kind: str) -> list[CatalogTool]:
+    """`count` tools that all read alike: `identical` or `pathological` (see the module)."""
+    if kind == "identical":
+        name, text = "tool_{}", "Does the same thing as every other tool."
+    else:
+        name, text = "Data_data-DATA_" * 4 + "{}", " ".join(["data"] * 150)
+    schema = {"properties": {"data": {"type": "string"}}, "required": ["data"]}
+    entries = [
+        {"id": str(i), "name": name.format(i)[-64:], "description": text, "input_schema": schema}
+        for i in range(count)
+    ]
+    return [CatalogTool(entry, entry["name"]) for entry in entries]
+
+
+def _merge_alike(vectors: Any) -> Merging:
+    """One merge pass over `vectors`, each its own unit, to the automatic k groups."""
+    import numpy as np
+
+    count = len(vectors)
+    k = automatic_k(count)
+    merging = Merging(dot_products(vectors), np.ones(count), default_max_size(count, k))
+    while merging.alive_count > k and (pair := merging.closest_pair()) is not None:
+        merging.merge(*pair)
+    return merging
+
+
+def run_scale(sizes: Sequence[int] = SCALE) -> list[dict[str, Any]]:
+    """`group --by topic` and its merge step on tools that all read alike (see the module)."""
+    rows: list[dict[str, Any]] = []
+    for count in sizes:
+        for kind in ("identical", "pathological"):
+            tools = alike_tools(count, kind)
+            started = time.perf_counter()
+            drafts = draft_categories(tools, [""] * count, by="topic")
+            grouped = time.perf_counter() - started
+            started = time.perf_counter()
+            by_name = {t.name: t for t in tools}
+            check_grouping(
+                [CategoryView(d.name, d.description, [by_name[n] for n in d.tools]) for d in drafts]
+            )
+            checked = time.perf_counter() - started
+            # The merge step alone, every tool a unit (as for Python tools): one pass to k
+            # groups, timed, then again to measure the memory it holds (tracing slows it).
+            terms = [tool_terms(t) for t in tools]
+            vectors = TermSpace.fit(terms).vectors(terms)
+            started = time.perf_counter()
+            merging = _merge_alike(vectors)
+            merged = time.perf_counter() - started
+            tracemalloc.start()
+            _merge_alike(vectors)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            rows.append(
+                {
+                    "tools": count,
+                    "kind": kind,
+                    "categories": len(drafts),
+                    "largest": max(len(d.tools) for d in drafts),
+                    "group_seconds": round(grouped, 2),
+                    "check_seconds": round(checked, 2),
+                    "merge_cosines_per_units2": round(merging.cosines / count**2, 2),
+                    "merge_seconds": round(merged, 2),
+                    "merge_peak_mb": round(peak / 1e6),
+                }
+            )
+    return rows
 
 
 def run(

@@ -448,9 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "shortlist": (shortlist, show_shortlist),
         "ranking": (lambda: ranking.run(args.data), show_ranking),
         "grouping": (
-            lambda: grouping.run(
-                args.data, model=routing_model(args), sample=args.sample, quick=args.quick
-            ),
+            lambda: {
+                **grouping.run(args.data, model=routing_model(args), sample=args.sample),
+                "scale": grouping.run_scale(grouping.SCALE[:1] if args.quick else grouping.SCALE),
+            },
             show_grouping,
         ),
         "soak": (lambda: asyncio.run(soak.run(quick=args.quick)), show_soak),

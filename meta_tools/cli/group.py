@@ -34,6 +34,7 @@ from .common import (
     _stderr,
     app,
 )
+from .files import taken, write_file
 
 __all__ = ["group"]
 
@@ -63,7 +64,13 @@ def group(
         Path | None,
         typer.Option("--write", "-w", help="Write the config here instead of printing it."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the --write file.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite the --write file (a symbolic link is replaced, not followed).",
+        ),
+    ] = False,
     use_model: Annotated[
         bool | None,
         typer.Option(
@@ -80,8 +87,10 @@ def group(
     with _errors(ctx):
         if by not in ("topic", "server"):
             _fail(f"--by must be 'topic' or 'server', not {by!r}")
-        if write is not None and write.exists() and not force:
-            _fail(f"{write} exists", "pass --force to overwrite it, or choose another file")
+        there = taken(write) if write is not None else None
+        if there is not None and not (force and there.replaceable):  # before any work
+            hint = f"{there.hint}, or choose another file" if there.replaceable else there.hint
+            _fail(there.describe(quoted=False), hint)
         sections, loaded = _read(config)
         # Small matrices: BLAS threads only contend with each other on a busy machine.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -98,7 +107,7 @@ def group(
         if write is None:
             typer.echo(text, nl=False)
         else:
-            write.write_text(text, encoding="utf-8")
+            write_file(write, text, force=force)
         for note in notes:
             err.print(f"[yellow]note:[/] {note}", soft_wrap=True)
         _summarise(err, drafts, found, loaded, write, named_by_model=model is not None)

@@ -8,13 +8,13 @@ tools of the demo MCP server that ships with the package, so `list`,
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 from ..category.prompts import default_templates_dir
 from ..exceptions import MetaToolsError
 from .demo import DEMO_CATEGORIES
+from .files import make_folder, taken, write_file
 
 __all__ = ["STARTER_COMMENT", "InitExistsError", "starter_config", "write_starter"]
 
@@ -39,7 +39,7 @@ STARTER_COMMENT = [
 
 
 class InitExistsError(MetaToolsError):
-    """`init` would overwrite a file or folder that is already there."""
+    """Something (a file, a folder, a symbolic link) is already where `init` writes."""
 
 
 def starter_config(*, prompts: bool = False) -> dict[str, Any]:
@@ -63,24 +63,52 @@ def starter_config(*, prompts: bool = False) -> dict[str, Any]:
 def write_starter(folder: Path, *, name: str, prompts: bool, force: bool) -> list[Path]:
     """Write the starter config (and the templates) into `folder`; returns what was written.
 
+    Nothing is written through a symbolic link (see `files`): without `force` a
+    link is taken like a file, even one that points nowhere; with `force` it is
+    replaced by the file (or, for the templates, the folder) itself.
+
     Raises:
-        InitExistsError: a file to write exists already and `force` is False.
+        InitExistsError: a path to write is taken and `force` is False, or it
+            holds what `force` does not replace (a folder where a file goes).
+        WriteRefusedError: something was put at a path while writing.
     """
     config = folder / name
     templates = folder / PROMPTS_DIR
-    taken = [p for p in (config, *([templates] if prompts else [])) if p.exists()]
-    if taken and not force:
-        shown = ", ".join(repr(str(p)) for p in taken)
-        raise InitExistsError(f"{shown} already exists; nothing was written")
+    sources = sorted(p for p in default_templates_dir().iterdir() if p.suffix in (".j2", ".md"))
+    _check_free(config, templates if prompts else None, [p.name for p in sources], force=force)
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(starter_config(prompts=prompts), indent=2, ensure_ascii=False)
-    config.write_text(text + "\n", encoding="utf-8")
+    write_file(config, text + "\n", force=force)
     written = [config]
     if prompts:
-        source = default_templates_dir()
-        templates.mkdir(exist_ok=True)
-        for template in sorted(source.iterdir()):
-            if template.suffix in (".j2", ".md"):
-                shutil.copyfile(template, templates / template.name)
+        make_folder(templates, force=force)
+        for source in sources:
+            write_file(templates / source.name, source.read_bytes(), force=force)
         written.append(templates)
     return written
+
+
+def _check_free(config: Path, templates: Path | None, names: list[str], *, force: bool) -> None:
+    """Refuse, before anything is written, a taken path (with `force`: one holding what
+    `force` does not replace, such as a folder where the config goes)."""
+    paths = [config] if templates is None else [config, templates]
+    found = [t for t in map(taken, paths) if t is not None]
+    if found and not force:
+        shown = ", ".join(
+            t.describe() if t.kind == "link" else f"{str(t.path)!r} already exists" for t in found
+        )
+        links = any(t.kind == "link" for t in found)
+        raise InitExistsError(
+            f"{shown}; nothing was written: pass --force to overwrite"
+            + (" (a symbolic link is replaced, never written through)" if links else "")
+        )
+    # --force writes the config over a file or a link, and the templates' folder over a
+    # link; it keeps that folder if it is one, and writes over the files and links in it.
+    replaced = {config: ("file", "link"), templates: ("folder", "link")}
+    wrong = [t for t in found if t.kind not in replaced[t.path]]
+    if not wrong and templates is not None and any(t.kind == "folder" for t in found):
+        inside = (taken(templates / name) for name in names)
+        wrong = [t for t in inside if t is not None and not t.replaceable]
+    if wrong:
+        shown = ", ".join(t.describe() for t in wrong)
+        raise InitExistsError(f"{shown}; nothing was written: --force does not replace this")

@@ -94,13 +94,15 @@ def _surface_forms(texts: Sequence[str], terms: set[str]) -> dict[str, str]:
     """For each stem, the lower-case word that produced it most often (ties: shortest, then a-z)."""
     import re
 
-    seen: dict[str, Counter[str]] = {}
+    used: Counter[str] = Counter()
     for text in texts:
-        for word in re.findall(r"[A-Za-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text)):
-            lowered = word.lower()
-            stems = analyze(lowered)
-            if len(stems) == 1 and stems[0] in terms:
-                seen.setdefault(stems[0], Counter())[lowered] += 1
+        found = re.findall(r"[A-Za-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text))
+        used.update(word.lower() for word in found)
+    seen: dict[str, Counter[str]] = {}
+    for lowered, times in used.items():  # each word analyzed once, however often it is used
+        stems = analyze(lowered)
+        if len(stems) == 1 and stems[0] in terms:
+            seen.setdefault(stems[0], Counter())[lowered] += times
     return {stem: min(words, key=lambda w: (-words[w], len(w), w)) for stem, words in seen.items()}
 
 

@@ -116,14 +116,18 @@ def _series(items: Sequence[str]) -> str:
 def unique_names(names: Sequence[str]) -> list[str]:
     """The names made distinct as category tools (by slug) and never a config section name."""
     taken: set[str] = set()
+    numbered: dict[str, int] = {}  # base -> the number it last got (those before are taken)
     out: list[str] = []
     for name in names:
         base = name.strip() or "Tools"
         if base in SECTIONS or base == "$schema":
             base = f"{base} tools"
-        candidate, number = base, 2
+        number = numbered.get(base, 1)  # 1: the base itself
+        candidate = base if number == 1 else f"{base} {number}"
         while slugify(candidate) in taken:
-            candidate, number = f"{base} {number}", number + 1
+            number += 1
+            candidate = f"{base} {number}"
+        numbered[base] = number
         taken.add(slugify(candidate))
         out.append(candidate)
     return out

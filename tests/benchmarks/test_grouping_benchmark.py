@@ -126,3 +126,17 @@ def test_the_ceiling_counts_a_query_split_over_categories_and_servers_are_compar
     cosine = grouping.gold_server_cosine(catalog, queries, pairs=50)
     assert cosine["alike"] > cosine["apart"]
     assert set(cosine) == {"alike", "apart", "random, same hand-made category", "random"}
+
+
+def test_the_scale_case_groups_tools_that_all_read_alike_and_shows_a_table() -> None:
+    from benchmarks.run import show_grouping
+
+    rows = grouping.run_scale(sizes=(60,))
+    assert [(r["tools"], r["kind"]) for r in rows] == [(60, "identical"), (60, "pathological")]
+    for row in rows:
+        assert (row["categories"], row["largest"]) == (8, 12)  # √60 groups, 1.5 × the mean
+        assert 0 < row["merge_cosines_per_units2"] <= 2  # a full search per merge: about 60 / 2
+        assert row["merge_peak_mb"] >= 0
+    table = show_grouping({"scale": rows}).splitlines()
+    assert table[0] == "scale, tools that all read alike (every pair a tie):"
+    assert table[4].startswith("| 60    | identical    | 8          | 12      |")
