@@ -46,6 +46,7 @@ from .common import (
 )
 from .console import RunProgress, print_grouping, print_listing, print_result
 from .init import PROMPTS_DIR, write_starter
+from .terminal import printable_json, shown
 
 __all__ = ["app", "main"]
 
@@ -195,11 +196,11 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
             where = await group.start(run_server)
             names = ", ".join(m.slug for m in meta.categories)
             err.print(
-                f"serving {len(meta.categories)} category tools ({names}) on {where}",
+                f"serving {len(meta.categories)} category tools ({shown(names)}) on {shown(where)}",
                 soft_wrap=True,
             )
             for warning in meta.warnings:
-                err.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
+                err.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
             if settings.reload:
                 # Reloads are reported through logging (see `_log_to_stderr`).
                 await group.start(ConfigReloader(meta, config).run)
@@ -243,7 +244,8 @@ def run(
 
         result = anyio.run(go)
         if as_json:  # the very JSON the main agent gets, indented
-            typer.echo(json.dumps(json.loads(result.to_json()), indent=2, ensure_ascii=False))
+            shaped = json.dumps(json.loads(result.to_json()), indent=2, ensure_ascii=False)
+            typer.echo(printable_json(shaped))
         else:
             print_result(console, result)
         if result.status == "failed":
@@ -275,7 +277,7 @@ def list_(
 
         listing = anyio.run(go)
         if as_json:
-            typer.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+            typer.echo(printable_json(json.dumps(listing, indent=2, ensure_ascii=False)))
         else:
             print_listing(Console(highlight=False), listing)
         if check and not as_json:
@@ -304,7 +306,7 @@ def validate(
         report = anyio.run(lambda: check_config(config, _load_tools(tools), offline=offline))
         console, err = Console(highlight=False), _stderr()
         for warning in report.warnings:
-            err.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
+            err.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
         if report.problems:
             count = len(report.problems)
             _fail(
@@ -312,7 +314,7 @@ def validate(
                 f"fix {'them' if count != 1 else 'it'} and run `meta-tools validate` again",
                 problems=report.problems,
             )
-        console.print(f"[green]✓[/] {config}: {report.summary}", soft_wrap=True)
+        console.print(f"[green]✓[/] {shown(config)}: {shown(report.summary)}", soft_wrap=True)
 
 
 @app.command()
@@ -363,7 +365,7 @@ def trace(
     from .trace import print_trace
 
     with _errors(ctx):
-        print_trace(Console(highlight=False), file, run_id=run_id, full=full)
+        print_trace(Console(highlight=False), file, run_id=run_id, full=full, err=_stderr())
 
 
 @app.command()

@@ -33,6 +33,7 @@ from ..exceptions import (
 from ..llm.ways_out import missing_model, ways_out
 from ..tools.base import BaseTool
 from ..tools.python_source import collect_tools, import_tools
+from .terminal import printable, shown
 
 DEFAULT_CONFIG = Path("Meta_tool_config.json")
 
@@ -91,12 +92,12 @@ def _stderr() -> Console:
 
 
 def _fail(message: str, hint: str | None = None, *, problems: list[str] | None = None) -> NoReturn:
-    err = _stderr()
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    err = _stderr()  # the message and problems may quote a tool, a server or a file: untrusted
+    err.print(f"[bold red]error:[/] {shown(message)}", soft_wrap=True)
     for problem in problems or []:
-        err.print(f"  - {problem}", markup=False, soft_wrap=True)
+        err.print(f"  - {printable(problem)}", markup=False, soft_wrap=True)
     if hint:
-        err.print(f"[dim]hint: {hint}[/]", soft_wrap=True)
+        err.print(f"[dim]hint: {shown(hint)}[/]", soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -184,11 +185,14 @@ def _level(options: _Options, default: int) -> int:
 
 
 class _StderrHandler(logging.Handler):
-    """Writes to whatever `sys.stderr` is at the time (test runners swap it)."""
+    """Writes to whatever `sys.stderr` is at the time (test runners swap it), printable only.
+
+    Records quote what servers and tools said (an MCP server's stderr at debug level).
+    """
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.write(printable(self.format(record)) + "\n")
         except (OSError, ValueError):
             self.handleError(record)
 

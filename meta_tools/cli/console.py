@@ -1,6 +1,8 @@
 """Terminal views (rich) of what the router does: step lines, a live status, results, listings.
 
 Used by the `meta-tools` command and the demo; the library itself never prints.
+Every text that comes from outside (names, arguments, results, summaries,
+warnings) is printed through `terminal.shown`, so it cannot drive the terminal.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.status import Status
 from rich.table import Table
@@ -26,6 +27,7 @@ from ..category.events import (
     ToolsSelected,
 )
 from ..category.result import CategoryResult, truncate
+from .terminal import shown
 
 __all__ = [
     "AgentStepPrinter",
@@ -68,18 +70,18 @@ class StepPrinter:
         """The line for `event` (rich markup)."""
         match event:
             case RunStarted(objective=objective):
-                return f"▶ [bold]{escape(event.category)}[/] [dim]run {event.run_id}[/] {escape(objective)}"
+                return f"▶ [bold]{shown(event.category)}[/] [dim]run {shown(event.run_id)}[/] {shown(objective)}"
             case ToolsSelected(tools=tools, duration_s=took):
                 chosen = ", ".join(tools) if tools else "no tool"
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
-                return f"  • selected {escape(chosen)} [dim]({took:.2f} s{cost})[/]"
+                return f"  • selected {shown(chosen)} [dim]({took:.2f} s{cost})[/]"
             case ToolFinished(tool=tool, ok=True, duration_s=took):
-                shown = escape(tool + _arguments(event.arguments))
-                return f"  [green]✓[/] {shown} [dim]({took:.2f} s)[/]"
+                call = shown(tool + _arguments(event.arguments))
+                return f"  [green]✓[/] {call} [dim]({took:.2f} s)[/]"
             case ToolFinished(tool=tool, duration_s=took, error=error):
-                why = escape(truncate(error or "failed", 160))
-                shown = escape(tool + _arguments(event.arguments))
-                return f"  [red]✗[/] {shown} [dim]({took:.2f} s)[/] {why}"
+                why = shown(truncate(error or "failed", 160))
+                call = shown(tool + _arguments(event.arguments))
+                return f"  [red]✗[/] {call} [dim]({took:.2f} s)[/] {why}"
             case Evaluated(decision=decision, duration_s=took):
                 verdict = "more tools needed" if decision == "more_tools" else "done"
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
@@ -88,10 +90,10 @@ class StepPrinter:
                 style = _STATUS_STYLE.get(status, "white")
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
                 return (
-                    f"■ [{style}]{status}[/] [dim]after {event.round} round(s),"
+                    f"■ [{style}]{shown(status)}[/] [dim]after {event.round} round(s),"
                     f" {event.llm_calls} LLM call(s){cost}, {took:.2f} s[/]"
                 )
-        return f"  • {escape(event.kind)}"
+        return f"  • {shown(event.kind)}"
 
     async def sink(self, event: RunEvent) -> None:
         """An `EventSink` that prints each event as it happens (prompts are for traces)."""
@@ -113,15 +115,15 @@ class AgentStepPrinter:
             case CategoryCalled(call=call):
                 arguments = call.arguments if isinstance(call.arguments, dict) else {}
                 self.console.print(
-                    f"  [bold cyan]{escape(self.agent)} →[/] [bold]{escape(call.name)}[/]"
-                    f"(objective={escape(repr(arguments.get('objective')))},"
-                    f" exact_input={escape(repr(arguments.get('exact_input')))})",
+                    f"  [bold cyan]{shown(self.agent)} →[/] [bold]{shown(call.name)}[/]"
+                    f"(objective={shown(repr(arguments.get('objective')))},"
+                    f" exact_input={shown(repr(arguments.get('exact_input')))})",
                     soft_wrap=True,
                 )
             case CategoryReturned(call=call, result=result, error=error):
-                shown = f"{result.status}: {result.summary}" if result else f"error: {error}"
+                text = f"{result.status}: {result.summary}" if result else f"error: {error}"
                 self.console.print(
-                    f"  [bold cyan]{escape(self.agent)} ←[/] {escape(call.name)}: {escape(truncate(shown, 300))}",
+                    f"  [bold cyan]{shown(self.agent)} ←[/] {shown(call.name)}: {shown(truncate(text, 300))}",
                     soft_wrap=True,
                 )
             case ModelCalled():
@@ -130,7 +132,7 @@ class AgentStepPrinter:
                 if step.kind == "tool_finished":
                     self.tool_calls += 1
                 line = self.steps.line(step)
-                tag = f"[dim]\\[{escape(step.category)}][/] " if step.kind != "run_started" else ""
+                tag = f"[dim]\\[{shown(step.category)}][/] " if step.kind != "run_started" else ""
                 self.console.print(self.steps.pad + tag + line.lstrip(), soft_wrap=True)
 
 
@@ -164,7 +166,7 @@ class RunProgress(StepPrinter):
             case RunStarted():
                 self._status.update("selecting tools…")
             case ToolsSelected(tools=tools) if tools:
-                self._status.update(f"running {', '.join(tools)}…")
+                self._status.update(f"running {shown(', '.join(tools))}…")
             case ToolFinished() | Evaluated(decision="more_tools"):
                 self._status.update("evaluating the results…")
             case _:
@@ -174,14 +176,14 @@ class RunProgress(StepPrinter):
 def print_result(console: Console, result: CategoryResult) -> None:
     """The result of one category call: status and summary, each tool call, usage."""
     style = _STATUS_STYLE.get(result.status, "white")
-    body = escape(result.summary)
+    body = shown(result.summary)
     if result.question:
-        body += f"\n\n[bold]Question:[/] {escape(result.question)}"
+        body += f"\n\n[bold]Question:[/] {shown(result.question)}"
     if result.missing:
-        body += f"\n[bold]Missing:[/] {escape(', '.join(result.missing))}"
+        body += f"\n[bold]Missing:[/] {shown(', '.join(result.missing))}"
     if result.suggestion:
-        body += f"\n\n[bold]Suggestion:[/] {escape(result.suggestion)}"
-    title = f"[{style}]{result.status}[/] · {escape(result.category)}"
+        body += f"\n\n[bold]Suggestion:[/] {shown(result.suggestion)}"
+    title = f"[{style}]{shown(result.status)}[/] · {shown(result.category)}"
     console.print(Panel(body, title=title, title_align="left", border_style=style))
     if result.executions:
         table = Table("round", "tool", "ok", "time", "result or error", show_edge=False)
@@ -189,10 +191,10 @@ def print_result(console: Console, result: CategoryResult) -> None:
             text = execution.result if execution.ok else execution.error
             table.add_row(
                 str(execution.round),
-                escape(execution.tool),
+                shown(execution.tool),
                 "[green]✓[/]" if execution.ok else "[red]✗[/]",
                 f"{execution.duration_s:.2f} s",
-                escape(truncate((text or "").replace("\n", " "), 100)),
+                shown(truncate((text or "").replace("\n", " "), 100)),
             )
         console.print(table)
     usage = result.usage
@@ -217,7 +219,7 @@ def print_saving(
         f"\n{agent} {sees} {main['tools']} category {'tool' if main['tools'] == 1 else 'tools'}:"
         f" {size(main)}.\nAll {flat['tools']} {tools} flat would be: {size(flat)}."
     )
-    console.print(f"[dim]Tokens counted with {escape(listing['tokenizer'])}.[/]")
+    console.print(f"[dim]Tokens counted with {shown(listing['tokenizer'])}.[/]")
     if flat["chars"]:
         saved = 100 * (1 - main["chars"] / flat["chars"])
         console.print(
@@ -230,14 +232,14 @@ def print_listing(console: Console, listing: dict[str, Any]) -> None:
     table = Table("tool name", "category", "tools", show_lines=False, show_edge=False)
     for category in listing["categories"]:
         table.add_row(
-            f"[bold]{escape(category['name'])}[/]",
-            escape(category["display_name"]),
-            escape(", ".join(category["tools"]) or "—"),
+            f"[bold]{shown(category['name'])}[/]",
+            shown(category["display_name"]),
+            shown(", ".join(category["tools"]) or "—"),
         )
     console.print(table)
     print_saving(console, listing)
     for warning in listing.get("warnings", []):
-        console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        console.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
 
 
 def print_grouping(console: Console, findings: list[dict[str, Any]]) -> None:
@@ -248,5 +250,5 @@ def print_grouping(console: Console, findings: list[dict[str, Any]]) -> None:
     console.print(f"\nGrouping check: {len(findings)} finding{'s' if len(findings) != 1 else ''}")
     for finding in findings:
         console.print(
-            f"[yellow]{escape(finding['kind'])}:[/] {escape(finding['message'])}", soft_wrap=True
+            f"[yellow]{shown(finding['kind'])}:[/] {shown(finding['message'])}", soft_wrap=True
         )

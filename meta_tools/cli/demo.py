@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..agent import MainAgent
 from ..category.turns import read_task
@@ -27,6 +26,7 @@ from ..router.manager import MetaManager
 from ..tracing import Tracer
 from .checks import measure
 from .console import AgentStepPrinter, print_saving
+from .terminal import shown
 from .tokens import load_counter
 
 __all__ = ["DEMO", "demo_config", "run_demo"]
@@ -337,9 +337,9 @@ async def run_demo(
                 " measured on the real prompts.[/]\n"
             )
             for question in questions:
-                console.print(f"[bold green]you>[/] {escape(question.text)}", soft_wrap=True)
+                console.print(f"[bold green]you>[/] {shown(question.text)}", soft_wrap=True)
                 answer = await friday.ask(question.text, on_step=printer)
-                console.print(f"[bold cyan]Friday>[/] {escape(answer)}\n", soft_wrap=True)
+                console.print(f"[bold cyan]Friday>[/] {shown(answer)}\n", soft_wrap=True)
             saving = measure(meta)
     finally:
         if tracer is not None:
@@ -348,7 +348,7 @@ async def run_demo(
     console.print(
         f"[green]Demo finished:[/] {len(questions)} questions, {calls} category calls,"
         f" {printer.tool_calls} tool calls through the real router and MCP server."
-        + (f" Trace: {trace}" if trace else ""),
+        + (f" Trace: {shown(trace)}" if trace else ""),
         soft_wrap=True,
     )
     print_saving(console, saving, agent="Friday")

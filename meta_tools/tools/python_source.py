@@ -6,6 +6,13 @@ config's `python_tools`, `--tools`), the same forms work: a `BaseTool`, an
 A text spec names a module (`my_tools`), a file (`tools/extra.py`), either
 with `:attribute` (`my_tools:pack`); modules and files are looked up relative
 to a base folder (the config file's, or the working directory for `--tools`).
+
+Importing runs the module's code, which may do anything a script does: exit
+(`sys.exit`, a module-level `argparse`), raise `KeyboardInterrupt`, print. Each
+of these is kept inside the import: anything raised becomes a
+`ToolDefinitionError` naming the module (with the end of what it printed, such
+as argparse's complaint), and what it prints goes to stderr once it is
+imported, never to stdout, which may carry the MCP protocol.
 """
 
 from __future__ import annotations
@@ -13,11 +20,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import io
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ..exceptions import ToolDefinitionError
 from .base import BaseTool
@@ -28,6 +37,9 @@ __all__ = ["ToolsLike", "collect_tools", "import_tools"]
 _One: TypeAlias = BaseTool | Callable[..., Any] | ToolPack | ModuleType
 ToolsLike: TypeAlias = _One | Iterable[_One]
 """What `tools=` accepts: a tool, an `@tool` function, a pack, a module, or a list of these."""
+
+#: How much of what a module prints while it is imported is kept: the end, this many characters.
+OUTPUT_CHARS = 4000
 
 
 def _as_tool(item: object) -> BaseTool | None:
@@ -146,19 +158,20 @@ def _import_file(target: str, base: Path, spec: str, label: str) -> ModuleType:
     _search_first(path.parent)  # like running the file: its siblings import
     sys.modules[name] = module
     try:
-        loader_spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise ToolDefinitionError(
-            f"{label} {spec!r}: cannot import {str(path)!r}: {type(exc).__name__}: {exc}"
-        ) from exc
+        with _contained(f"{label} {spec!r}: cannot import {str(path)!r}"):
+            loader_spec.loader.exec_module(module)
+    except ToolDefinitionError:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
 def _import_module(target: str, base: Path, spec: str, label: str) -> ModuleType:
     _search_first(base)
     try:
-        return importlib.import_module(target)
+        what = f"{label} {spec!r}: cannot import module {target!r}"
+        with _contained(what, passing=(ModuleNotFoundError,)):  # described below
+            return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         top = target.split(".")[0]
         if exc.name in (target, top):
@@ -171,10 +184,6 @@ def _import_module(target: str, base: Path, spec: str, label: str) -> ModuleType
             f"{label} {spec!r}: cannot import module {target!r}: it imports {exc.name!r},"
             " which is not installed"
         ) from exc
-    except Exception as exc:
-        raise ToolDefinitionError(
-            f"{label} {spec!r}: cannot import module {target!r}: {type(exc).__name__}: {exc}"
-        ) from exc
 
 
 def _search_first(folder: Path) -> None:
@@ -182,3 +191,115 @@ def _search_first(folder: Path) -> None:
     entry = str(folder)
     if entry not in sys.path:
         sys.path.insert(0, entry)
+
+
+@contextmanager
+def _contained(what: str, *, passing: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Run an import with its output held back and anything it raises made a `ToolDefinitionError`.
+
+    `what` starts the error message (`$.python_tools[0] 'x.py': cannot import '/p/x.py'`);
+    the exceptions in `passing` are raised as they are, for the caller to describe.
+    What the module printed goes to stderr when it imported, and ends the error
+    message when it did not.
+
+    Raises:
+        ToolDefinitionError: the import raised anything, `SystemExit` and
+            `KeyboardInterrupt` included (a module's code is not ours to exit or stop).
+    """
+    out, err = _HeldOutput("stdout"), _HeldOutput("stderr")
+    # Process-wide, as imports are: one thread's import must not write to the protocol.
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    except passing:
+        raise
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too (see above)
+        raise ToolDefinitionError(f"{what}: {_raised(exc)}{_printed(out, err)}") from exc
+    else:
+        printed = out.text() + err.text()
+        if printed and err.real is not None:
+            err.real.write(printed)
+    finally:
+        sys.stdout, sys.stderr = out.real, err.real
+        out.release()
+        err.release()
+
+
+def _raised(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        code = exc.code if exc.code is not None else 0
+        return (
+            f"it exited (SystemExit: {code!r}) while being imported; run a module's script"
+            ' code under `if __name__ == "__main__":`'
+        )
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt while it was being imported"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _printed(*streams: _HeldOutput) -> str:
+    """`; the last line it printed: '...'` (argparse's complaint, say), or nothing."""
+    lines = [line.strip() for s in streams for line in s.text().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    last = lines[-1] if len(lines[-1]) <= 300 else lines[-1][:300] + "…"
+    return f"; the last line it printed: {last!r}"
+
+
+class _HeldOutput(io.TextIOBase):
+    """Stands in for `sys.stdout` or `sys.stderr` while a module is imported.
+
+    Keeps the last `OUTPUT_CHARS` characters written. Once released, writes go to
+    whatever the real stream is then, so that a stream the module kept (a logging
+    handler it made) still works, and nothing piles up here.
+    """
+
+    def __init__(self, name: Literal["stdout", "stderr"]) -> None:
+        super().__init__()
+        self.name = name
+        self.real = getattr(sys, name)
+        self._parts: list[str] = []
+        self._size = 0
+        self._cut = 0
+        self._held = True
+
+    def write(self, text: str) -> int:
+        if not self._held:
+            target = getattr(sys, self.name)
+            return len(text) if target is self or target is None else int(target.write(text))
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size > 2 * OUTPUT_CHARS:
+            kept = "".join(self._parts)[-OUTPUT_CHARS:]
+            self._cut += self._size - len(kept)
+            self._parts, self._size = [kept], len(kept)
+        return len(text)
+
+    def text(self) -> str:
+        """What was written while held: its last `OUTPUT_CHARS` characters, with a marker if cut."""
+        kept = "".join(self._parts)[-OUTPUT_CHARS:]
+        cut = self._cut + self._size - len(kept)
+        return f"[{cut} characters cut]\n{kept}" if cut else kept
+
+    def release(self) -> None:
+        self._held = False
+        self._parts, self._size = [], 0
+
+    def flush(self) -> None:
+        if not self._held and (target := getattr(sys, self.name)) not in (self, None):
+            target.flush()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.real, "encoding", None) or "utf-8")
+
+    def isatty(self) -> bool:
+        return bool(self.real is not None and self.real.isatty())
+
+    def fileno(self) -> int:
+        if self.real is None:
+            raise io.UnsupportedOperation("fileno")
+        return int(self.real.fileno())
+
+    def writable(self) -> bool:
+        return True

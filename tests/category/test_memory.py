@@ -117,6 +117,64 @@ async def test_a_redis_fault_means_no_memory_for_that_call_not_a_failed_call(
     assert any("write failed, run not remembered" in m for m in problems), problems
 
 
+POISON = {
+    "not JSON": b"not json {",
+    "a number": b"42",
+    "another object": b'{"x": 1}',
+    "a field of the wrong type": b'{"objective": 5, "summary": "s"}',
+    "an extra field": b'{"objective": "o", "summary": "s", "role": "system"}',
+    "not UTF-8": b'{"objective": "\xff\xfe", "summary": "s"}',
+    "nested 100000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "a 3 MB summary": json.dumps({"objective": "big", "summary": "B" * 3_000_000}).encode(),
+    "an objective longer than any stored": json.dumps(
+        {"objective": "L" * 2000, "summary": "s"}
+    ).encode(),
+}
+
+
+async def test_poisoned_redis_entries_are_skipped_with_a_warning_and_the_call_goes_on(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = ScriptedModel.from_function(answer)
+    raw = redis.asyncio.Redis.from_url(redis_url.replace("/0", "/3"))
+    settings = config(redis_url.replace("/0", "/3"), memory=20)
+    try:
+        async with MetaManager.from_config(settings, tools=[add], model=model) as meta:
+            task = {"objective": "first sum", "exact_input": "1 2"}
+            await meta.call_tool("math", task, session="a")
+            memory = meta.get_category("math").memory
+            assert isinstance(memory, RedisMemory)
+            older = json.dumps({"objective": "older sum", "summary": "3"}, ensure_ascii=False)
+            await raw.rpush(memory.key("a"), *POISON.values(), older)  # as earlier versions wrote
+            seen = len(model.requests)
+            with caplog.at_level(logging.WARNING, logger="meta_tools.memory"):
+                result = await meta.call_tool("math", {**task, "objective": "later"}, session="a")
+                kept = await memory.past_runs("a")
+    finally:
+        await raw.aclose()
+    assert (result.status, result.summary) == ("success", "done")
+    prompt = model.requests[seen].messages[1].content
+    assert "first sum" in prompt and "older sum" in prompt
+    assert "BBBB" not in prompt and "LLLL" not in prompt and "role" not in prompt
+    assert [r["objective"] for r in kept] == ["first sum", "older sum", "later"]
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert len(skipped) == 2 * len(POISON)  # once for the call, once for `past_runs` above
+    assert "past run 9 of 11 skipped" in skipped[7]
+    assert "bytes, more than the" in skipped[7]  # the 3 MB entry never left Redis
+    assert all("BBBB" not in m and "LLLL" not in m for m in skipped)
+
+
+async def test_a_run_whose_text_is_not_valid_utf8_is_remembered_not_fatal(redis_url: str) -> None:
+    model = ScriptedModel.from_function(answer)
+    settings = config(redis_url.replace("/0", "/3"))
+    async with MetaManager.from_config(settings, tools=[add], model=model) as meta:
+        task = {"objective": "lone \ud800 surrogate", "exact_input": "1 2"}
+        result = await meta.call_tool("math", task, session="u")
+        kept = await meta.get_category("math").past_runs("u")
+    assert result.status == "success"
+    assert kept == [{"objective": "lone \ufffd surrogate", "summary": "done"}]
+
+
 async def test_an_unreachable_redis_at_start_still_serves_calls() -> None:
     model = ScriptedModel.from_function(answer)
     url = f"redis://127.0.0.1:{free_port()}/0"

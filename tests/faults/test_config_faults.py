@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from meta_tools.exceptions import ConfigError
 from meta_tools.llm import ScriptedModel
 from meta_tools.router.manager import MetaManager
 from meta_tools.router.reload import ConfigReloader
+from tests.cli_process import meta_tools_command
 
 pytestmark = pytest.mark.anyio
 
@@ -182,3 +184,60 @@ def test_the_same_key_in_different_objects_is_no_duplicate(tmp_path: Path) -> No
     path = tmp_path / "Meta_tool_config.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     assert list(MetaToolsConfig.load(path).categories) == ["A", "B"]
+
+
+def test_python_tools_that_exit_or_stop_at_import_are_config_problems_of_validate(
+    tmp_path: Path,
+) -> None:
+    modules = {
+        "exits.py": "import sys\nsys.exit(0)\n",
+        "parses.py": "import argparse\n\nparser = argparse.ArgumentParser(prog='parses')\n"
+        "parser.add_argument('--name', required=True)\nargs = parser.parse_args()\n",
+        "interrupts.py": "raise KeyboardInterrupt\n",
+        "quits.py": "raise SystemExit('bye')\n",
+        "chatty.py": "from meta_tools import tool\n\nprint('hello from chatty')\n\n\n"
+        '@tool\ndef chat(text: str) -> str:\n    """Echo a text."""\n    return text\n',
+    }
+    for name, code in modules.items():
+        (tmp_path / name).write_text(code)
+    specs = ["exits.py", "parses.py", "interrupts.py", "quits"]
+    config = {"python_tools": [*specs, "chatty.py"], **GOOD, "Text": {"description": "Echo.",
+              "tools": ["chat"]}}  # fmt: skip
+    (tmp_path / "Meta_tool_config.json").write_text(json.dumps(config))
+    done = cli(tmp_path, "validate", "--offline")
+    assert (done.returncode, done.stdout) == (1, "")
+    exits = "it exited (SystemExit: {}) while being imported; run a module's script code under"
+    guard = ' `if __name__ == "__main__":`'
+    assert [line for line in done.stderr.splitlines() if line.startswith("  - ")] == [
+        f"  - $.python_tools[0] 'exits.py': cannot import {str(tmp_path / 'exits.py')!r}: "
+        + exits.format(0) + guard,
+        f"  - $.python_tools[1] 'parses.py': cannot import {str(tmp_path / 'parses.py')!r}: "
+        + exits.format(2) + guard + "; the last line it printed: 'parses: error: the following"
+        " arguments are required: --name'",
+        f"  - $.python_tools[2] 'interrupts.py': cannot import"
+        f" {str(tmp_path / 'interrupts.py')!r}: KeyboardInterrupt while it was being imported",
+        "  - $.python_tools[3] 'quits': cannot import module 'quits': "
+        + exits.format("'bye'") + guard,
+    ]  # fmt: skip
+    assert done.stderr.startswith("hello from chatty\n")  # printed by a module that imported
+    assert "\nerror: Meta_tool_config.json: 4 problems\n" in done.stderr
+    assert "usage:" not in done.stderr
+    config["python_tools"] = ["chatty.py"]
+    (tmp_path / "Meta_tool_config.json").write_text(json.dumps(config))
+    listed = cli(tmp_path, "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["categories"][0]["tools"] == ["chat"]  # stdout is the JSON
+    assert listed.stderr == "hello from chatty\n"
+
+
+def cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*meta_tools_command(), *args],
+        cwd=folder,
+        env={**os.environ, "COLUMNS": "300", "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+    )

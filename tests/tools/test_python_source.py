@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -97,3 +98,60 @@ async def test_mcp_tools_that_must_run_as_tasks_are_left_out_with_a_warning() ->
             "$.mcp_servers.tasks: tool 'research' is left out: it must be called as a task"
             ' (execution.taskSupport "required"), which meta-tools cannot do yet'
         ]
+
+
+# What a module does at import is its own business; it must not end or stop the caller.
+AT_IMPORT = {
+    "sys.exit(0)": ("import sys\nsys.exit(0)\n", "it exited (SystemExit: 0) while being imported"),
+    "exit()": ("exit()\n", "it exited (SystemExit: 0) while being imported"),
+    "SystemExit('bye')": ("raise SystemExit('bye')\n", "it exited (SystemExit: 'bye')"),
+    "KeyboardInterrupt": ("raise KeyboardInterrupt\n", "KeyboardInterrupt while it was being"),
+    "GeneratorExit": ("raise GeneratorExit\n", "GeneratorExit: "),
+    "argparse": (
+        "import argparse\nparser = argparse.ArgumentParser(prog='cli')\n"
+        "parser.add_argument('--name', required=True)\nparser.parse_args(['--other'])\n",
+        "it exited (SystemExit: 2) while being imported; run a module's script code under"
+        ' `if __name__ == "__main__":`; the last line it printed: \'cli: error: the'
+        " following arguments are required: --name'",
+    ),
+}
+
+
+@pytest.mark.parametrize("form", ["file", "module"])
+@pytest.mark.parametrize(("code", "expected"), AT_IMPORT.values(), ids=AT_IMPORT.keys())
+def test_anything_a_module_raises_at_import_is_a_definition_error_naming_it(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], form: str, code: str, expected: str
+) -> None:
+    name = f"raises_at_import_{form}_{abs(hash(code))}"
+    (tmp_path / f"{name}.py").write_text(code)
+    spec = f"{name}.py" if form == "file" else name
+    stdout, stderr = sys.stdout, sys.stderr
+    with pytest.raises(ToolDefinitionError) as caught:
+        import_tools(spec, base_dir=tmp_path, label="$.python_tools[0]")
+    where = f"{str(tmp_path / f'{name}.py')!r}" if form == "file" else f"module {name!r}"
+    assert str(caught.value).startswith(f"$.python_tools[0] {spec!r}: cannot import {where}: ")
+    assert expected in str(caught.value)
+    assert (sys.stdout, sys.stderr) == (stdout, stderr)
+    assert not [m for m in sys.modules if name in m]  # a second try imports it afresh
+    assert capfd.readouterr() == ("", "")  # argparse's usage is in the message, not printed
+
+
+def test_what_a_module_prints_at_import_goes_to_stderr_never_to_stdout(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "chatty_at_import.py").write_text(
+        "import logging\n\nfrom meta_tools import tool\n\nprint('hello from chatty')\n"
+        "logging.basicConfig(format='%(message)s')  # a handler on the stderr of the import\n\n\n"
+        '@tool\ndef chat(text: str) -> str:\n    """Echo."""\n'
+        "    logging.getLogger('chatty').warning('chat called')\n    return text\n"
+    )
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    try:
+        root.handlers.clear()  # so that basicConfig in the module adds its handler
+        [chat] = import_tools("chatty_at_import.py", base_dir=tmp_path)
+        assert capfd.readouterr() == ("", "hello from chatty\n")
+        chat.execute(text="hi")  # the handler made at import still writes, to stderr
+        assert capfd.readouterr() == ("", "chat called\n")
+    finally:
+        root.handlers[:] = handlers
