@@ -159,6 +159,7 @@ def test_the_config_json_schema_is_exported() -> None:
         "prompts_dir",
         "memory",
         "serve",
+        "routing",
     }
     assert schema["additionalProperties"] == {"$ref": "#/$defs/CategoryConfig"}
     assert schema["$defs"]["CategoryConfig"]["required"] == ["description", "tools"]
