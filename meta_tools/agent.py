@@ -35,7 +35,7 @@ A request with parts for different categories: call each category with its own p
 Do not work out yourself what a category can do: call it.
 A category may send a question back: ask the user that question.
 No category fits: say that it cannot be done.
-Once the results answer the user, reply briefly in plain text."""
+Once the results answer the user, reply briefly in plain text with the values they found."""
 
 
 ANSWER_NOW = (
