@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
+from .._json import loads
 from ..agent import MainAgent
 from ..category.turns import read_task
 from ..config import MetaToolsConfig
@@ -217,7 +218,7 @@ def _parse_result(content: str) -> Any:
         content.split("\n", 1)[1].rsplit("\n</tool_result>", 1)[0] if "\n" in content else content
     )
     try:
-        return json.loads(body)
+        return loads(body)
     except ValueError:
         return body
 
@@ -225,7 +226,7 @@ def _parse_result(content: str) -> Any:
 def _category_reply(content: str) -> dict[str, Any]:
     """A category result as Friday received it (JSON), or an error text as a summary."""
     try:
-        parsed = json.loads(content)
+        parsed = loads(content)
     except ValueError:
         return {"status": "failed", "summary": content}
     return parsed if isinstance(parsed, dict) else {"status": "failed", "summary": content}

@@ -35,6 +35,7 @@ from .common import (
     app,
 )
 from .files import taken, write_file
+from .terminal import printable_json, shown
 
 __all__ = ["group"]
 
@@ -105,11 +106,11 @@ def group(
         proposal = config_with(drafts, sections)
         text = json.dumps(proposal, indent=2, ensure_ascii=False) + "\n"
         if write is None:
-            typer.echo(text, nl=False)
+            typer.echo(printable_json(text), nl=False)
         else:
             write_file(write, text, force=force)
         for note in notes:
-            err.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+            err.print(f"[yellow]note:[/] {shown(note)}", soft_wrap=True)
         _summarise(err, drafts, found, loaded, write, named_by_model=model is not None)
 
 
@@ -201,7 +202,7 @@ def _summarise(
         CategoryView(d.name, d.description, [by_name[n] for n in d.tools], limit) for d in drafts
     ]
     for finding in check_grouping(views):
-        err.print(f"[yellow]warning:[/] {finding}", soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {shown(finding)}", soft_wrap=True)
     where = f"written to {write}" if write else "printed above"
     names = "by the model" if named_by_model else "from the tools' own words"
     err.print(

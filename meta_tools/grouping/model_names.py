@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .._json import loads
 from ..exceptions import ModelError
 from ..llm.base import ChatModel
 from ..llm.types import AssistantTurn, ChatRequest, Message
@@ -87,7 +88,7 @@ def _parse(turn: AssistantTurn) -> list[_Named]:
         candidates.append(text)
     for candidate in candidates:
         try:
-            data = json.loads(candidate) if isinstance(candidate, str) else candidate
+            data = loads(candidate) if isinstance(candidate, str) else candidate
             return _Answer.model_validate(data).categories
         except (ValueError, ValidationError):
             continue

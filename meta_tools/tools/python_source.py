@@ -67,10 +67,12 @@ def collect_tools(items: object) -> list[BaseTool]:
         ToolDefinitionError: an item is none of the accepted forms.
     """
     found: list[BaseTool] = []
+    seen: set[int] = set()  # ids of the tools in `found` (they stay alive in it)
 
     def add(item: object) -> None:
         if (tool := _as_tool(item)) is not None:
-            if all(tool is not other for other in found):
+            if id(tool) not in seen:
+                seen.add(id(tool))
                 found.append(tool)
         elif isinstance(item, ToolPack):
             for inner in item.list_tools():

@@ -87,10 +87,12 @@ async def test_a_failed_or_malformed_answer_keeps_the_drafts() -> None:
     named, notes = await name_with_model(ScriptedModel.from_function(fail), DRAFTS, TOOLS)
     assert named == DRAFTS
     assert notes == ["the model failed (endpoint down); 2 categories keep their drafts"]
-    garbled = ScriptedModel([AssistantTurn(text="Weather and Music, I think.")])
-    named, notes = await name_with_model(garbled, DRAFTS, TOOLS)
-    assert named == DRAFTS
-    assert notes == ["the model gave no usable name for 2 categories; they keep their drafts"]
+    # Prose, and JSON nested deeper than the decoder can follow: no names, no crash.
+    for text in ("Weather and Music, I think.", "[" * 5000):
+        garbled = ScriptedModel([AssistantTurn(text=text)])
+        named, notes = await name_with_model(garbled, DRAFTS, TOOLS)
+        assert named == DRAFTS
+        assert notes == ["the model gave no usable name for 2 categories; they keep their drafts"]
 
 
 @pytest.mark.anyio
