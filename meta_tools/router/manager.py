@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -445,7 +446,7 @@ class MetaManager(AsyncCloseable):
         spent = RunUsage()
         while True:
             try:
-                result = await self._run_available(call, session, on_event, call_id)
+                result = await self._run_one(call, session, on_event, call_id)
             except RunSuspended as stopped:
                 stopped.point.declined = declined
                 raise
@@ -472,47 +473,32 @@ class MetaManager(AsyncCloseable):
                 return ranked.category
         return None
 
-    async def _run_available(
+    async def _run_one(
         self,
         call: CategoryCall,
         session: str | None,
         on_event: EventSink | None,
         call_id: str | None,
     ) -> CategoryResult:
+        """One category's run of `call` (an error result when its MCP servers are down)."""
         manager = call.category
-        if self._assembly is None:
-            return await self._run(call, session, on_event, call_id)
-        if self._assembly.sources.servers and not self._started:
-            raise ClosedError(
-                "this MetaManager uses MCP servers: enter it first"
-                " (`async with MetaManager.from_config(...) as meta:` or `await meta.start()`)"
-            )
-        async with self._assembly.call(manager) as unavailable:
-            if unavailable is not None:
-                return unavailable
-            return await self._run(call, session, on_event, call_id)
-
-    async def _run(
-        self,
-        call: CategoryCall,
-        session: str | None,
-        on_event: EventSink | None,
-        call_id: str | None,
-    ) -> CategoryResult:
-        manager = call.category
-        if self.tracer is None:
+        async with AsyncExitStack() as stack:
+            if self._assembly is not None:
+                if self._assembly.sources.servers and not self._started:
+                    raise ClosedError(
+                        "this MetaManager uses MCP servers: enter it first (`async with"
+                        " MetaManager.from_config(...) as meta:` or `await meta.start()`)"
+                    )
+                unavailable = await stack.enter_async_context(self._assembly.call(manager))
+                if unavailable is not None:
+                    return unavailable
+            if self.tracer is not None:
+                traced = self.tracer.main_call(manager.slug, call_id=call_id)
+                on_event = fan_out(await stack.enter_async_context(traced), on_event)
             return await manager.run(
                 call.objective,
                 call.exact_input,
                 session=session,
                 on_event=on_event,
-                resume=call.resume,
-            )
-        async with self.tracer.main_call(manager.slug, call_id=call_id) as traced:
-            return await manager.run(
-                call.objective,
-                call.exact_input,
-                session=session,
-                on_event=fan_out(traced, on_event),
                 resume=call.resume,
             )
