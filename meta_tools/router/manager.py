@@ -443,15 +443,15 @@ class MetaManager(AsyncCloseable):
         if self._closed:
             raise ClosedError("this MetaManager is closed")
         declined = list(call.resume.declined) if call.resume is not None else []
-        spent = RunUsage()
+        spent = RunUsage()  # what the declined runs cost (not carried across a resume)
         while True:
             try:
                 result = await self._run_one(call, session, on_event, call_id)
             except RunSuspended as stopped:
                 stopped.point.declined = declined
                 raise
-            result.usage = spent.plus(result.usage)
-            if declined:
+            if declined:  # the runs before this one declined: their cost is counted here
+                result.usage = spent.plus(result.usage)
                 result.declined = list(declined)
             if result.status != "no_suitable_tool":
                 return result
