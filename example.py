@@ -7,7 +7,8 @@
 The model comes from environment variables:
 
 - ``OPENAI_API_KEY`` (+ ``OPENAI_BASE_URL``, ``OPENAI_MODEL``): any OpenAI-compatible endpoint
-  (OpenAI, vLLM, Ollama, llama.cpp, DeepSeek, DashScope's compatible mode);
+  (OpenAI, vLLM, Ollama, llama.cpp, DeepSeek, DashScope's compatible mode); an
+  ``OPENAI_BASE_URL`` on this machine needs no key;
 - ``DASHSCOPE_API_KEY`` (+ ``DASHSCOPE_MODEL``): Qwen through DashScope;
 - ``META_TOOLS_TIMEOUT_S``: seconds per model request (default 60; a local model
   on a CPU may need a few minutes).
@@ -40,14 +41,18 @@ from meta_tools import (
 from meta_tools.cli.console import AgentStepPrinter
 from meta_tools.cli.demo import run_demo
 from meta_tools.config import ModelConfig
+from meta_tools.llm.base import is_local_url
 from meta_tools.llm.factory import model_from_config, with_environment
 
 CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")
 
 
 def model_from_env() -> tuple[ChatModel, str] | None:
-    """The model the environment has a key for, and a line describing it; None without a key."""
-    if os.environ.get("OPENAI_API_KEY"):
+    """The model the environment has a key for, and a line describing it; None without a key.
+
+    An ``OPENAI_BASE_URL`` on this machine (Ollama, vLLM, llama.cpp) needs no key.
+    """
+    if os.environ.get("OPENAI_API_KEY") or is_local_url(os.environ.get("OPENAI_BASE_URL")):
         config = with_environment(ModelConfig())
         where = f" at {config.base_url}" if config.base_url else ""
         described = f"OpenAI-compatible model {config.name!r}{where}"
@@ -107,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         if chosen is None:
             if not args.demo:
                 console.print(
-                    "[yellow]No OPENAI_API_KEY or DASHSCOPE_API_KEY is set[/], so here is the"
+                    "[yellow]No OPENAI_API_KEY or DASHSCOPE_API_KEY is set[/] (nor an"
+                    " OPENAI_BASE_URL on this machine, which needs no key), so here is the"
                     " offline demo instead: a scripted conversation through the real router."
                 )
             config = args.config if args.config.exists() else None  # None: the packaged copy

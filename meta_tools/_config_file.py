@@ -6,6 +6,7 @@ duplicate keys, absurd nesting, `${VAR}` expansion, and the JSON path of a probl
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -23,6 +24,7 @@ __all__ = [
     "expand_env",
     "json_path",
     "json_syntax_problem",
+    "misspelt_sections",
     "parse_json",
     "read_json",
 ]
@@ -220,3 +222,24 @@ def _nodes(raw: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
             stack.extend(((*loc, k), v) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend(((*loc, i), v) for i, v in enumerate(value))
+
+
+def misspelt_sections(raw: Mapping[str, Any]) -> dict[str, str]:
+    """Top-level keys that look like a misspelt section name, each with that section.
+
+    Any key that is not a section is read as a category, so `"mcp_server"` would
+    otherwise be reported as a category without a description or tools, and
+    every tool its servers provide as missing. A key counts when it is close to
+    a section name and its value is not shaped like a category (no
+    `description` or `tools`): a category named like a section stays a category.
+    """
+    found: dict[str, str] = {}
+    for key, value in raw.items():
+        if key in SECTIONS or key.startswith("$"):
+            continue
+        if isinstance(value, Mapping) and ("description" in value or "tools" in value):
+            continue
+        close = difflib.get_close_matches(key.lower(), SECTIONS, n=1, cutoff=0.8)
+        if close:
+            found[key] = close[0]
+    return found

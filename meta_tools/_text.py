@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["SURROGATE", "ValidText", "slugify", "valid_utf8", "valid_utf8_value"]
+__all__ = ["SURROGATE", "ValidText", "sentence", "slugify", "valid_utf8", "valid_utf8_value"]
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -50,3 +50,9 @@ def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
     slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     return slug[:64] or "category"
+
+
+def sentence(text: str) -> str:
+    """`text` ending in one full stop (or its own `?` or `!`), to be followed by another sentence."""
+    text = text.rstrip().rstrip(".")
+    return text if text.endswith(("?", "!")) else f"{text}."

@@ -30,6 +30,7 @@ from ._config_file import (
     expand_env,
     json_path,
     json_syntax_problem,
+    misspelt_sections,
     parse_json,
     read_json,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "field_loc",
     "json_path",
     "json_syntax_problem",
+    "misspelt_sections",
     "parse_json",
     "read_json",
     "short_state_key",
@@ -334,10 +336,19 @@ class MetaToolsConfig(_Strict):
         expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
         # A problem quotes the bad value, which may have come from a secret.
         redactor = Redactor(secrets)
+        misspelt = misspelt_sections(raw)
+        # The root cause first; what follows from it (a "category" without a description,
+        # its servers' tools missing) is held back until it is fixed.
+        problems[:0] = [
+            f"{json_path([key])}: not a section name; did you mean the section {section!r}?"
+            " (any other top-level key is read as a category; what follows from it is"
+            " checked once it is renamed)"
+            for key, section in misspelt.items()
+        ]
         try:
             config = cls.model_validate(expanded)
         except ValidationError as exc:
-            problems.extend(_describe(exc, redactor))
+            problems.extend(_describe(exc, redactor, skip=set(misspelt)))
         if problems:
             raise ConfigError(source, [redactor.text(p) for p in problems])
         config._source, config._base_dir = source, base_dir
@@ -386,10 +397,15 @@ def field_loc(loc: Iterable[int | str]) -> list[int | str]:
     return [p for p in loc if not (isinstance(p, str) and p in _SERVER_TAGS)]
 
 
-def _describe(exc: ValidationError, redactor: Redactor) -> list[str]:
+def _describe(
+    exc: ValidationError, redactor: Redactor, *, skip: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """One line per validation error; errors inside the categories named in `skip` left out."""
     problems: list[str] = []
     for err in exc.errors(include_url=False):
         loc = field_loc(err["loc"])
+        if loc[:1] == ["categories"] and len(loc) > 1 and loc[1] in skip:
+            continue
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
             parent = _model_at(loc[:-1])

@@ -136,14 +136,28 @@ def test_sections_and_env_expansion(tmp_path: Path) -> None:
     assert caught.value.problems == ["$.model.base_url: environment variable 'LLM_URL' is not set"]
 
 
-def test_a_misspelled_section_is_read_as_a_category_and_the_error_says_so() -> None:
+def test_a_misspelled_section_is_named_as_such_and_not_read_as_a_category() -> None:
     with pytest.raises(ConfigError) as caught:
         MetaToolsConfig.from_data(
-            {"A": {"description": "a", "tools": ["x"]}, "defualts": {}}, source="c.json"
+            {"A": {"description": "a", "tools": ["x"]}, "defualts": {"max_iterations": 3}},
+            source="c.json",
         )
-    assert caught.value.problems[0] == (
-        "$.\"defualts\".description: field required; did you mean the section 'defaults'?"
-    )
+    assert caught.value.problems == [
+        "$.defualts: not a section name; did you mean the section 'defaults'? (any other"
+        " top-level key is read as a category; what follows from it is checked once it is"
+        " renamed)"
+    ]
+
+
+def test_a_category_missing_its_fields_still_gets_the_section_hint() -> None:
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.from_data(
+            {"A": {"description": "a", "tools": ["x"]}, "Defaults": {"tools": ["y"]}},
+            source="c.json",
+        )
+    assert caught.value.problems == [
+        "$.\"Defaults\".description: field required; did you mean the section 'defaults'?"
+    ]
 
 
 def test_the_config_json_schema_is_exported() -> None:

@@ -55,8 +55,9 @@ def test_example_without_a_key_says_so_and_runs_the_demo_to_completion(tmp_path:
     assert (done.returncode, done.stderr) == (0, "")
     lines = done.stdout.splitlines()
     assert lines[0] == (
-        "No OPENAI_API_KEY or DASHSCOPE_API_KEY is set, so here is the offline demo instead:"
-        " a scripted conversation through the real router."
+        "No OPENAI_API_KEY or DASHSCOPE_API_KEY is set (nor an OPENAI_BASE_URL on this machine,"
+        " which needs no key), so here is the offline demo instead: a scripted conversation"
+        " through the real router."
     )
     assert [line for line in lines if line.startswith(("you>", "Friday>"))] == DIALOGUE
     assert "    [Math & Units] ✗ calculate" in done.stdout  # a real tool error, fixed in round 2

@@ -150,6 +150,7 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
                 "llm_calls": 3,
                 "prompt_tokens": 303,
                 "completion_tokens": 30,
+                "error": None,
             },
         ]
     runs = {line["run_id"] for line in lines}

@@ -64,7 +64,8 @@ class ModelCalled(RunEvent):
 
     `messages` holds only the messages added since the previous call of the run
     (the first call: the rendered system prompt and the task), so a trace holds
-    each message once.
+    each message once. A call the model did not answer has no `reply` and
+    carries the `error` instead, so a failed run's trace still shows what was sent.
     """
 
     phase: str = ""  # "select", "evaluate" or "summary"
@@ -72,6 +73,7 @@ class ModelCalled(RunEvent):
     tools: tuple[str, ...] = ()
     reply: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    error: str | None = None  # redacted
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class RunFinished(RunEvent):
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    error: str | None = None  # a failed run's summary: what went wrong (redacted)
 
 
 _KINDS: dict[type[RunEvent], str] = {

@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from .._redaction import Redactor
-from .._text import slugify
+from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..llm.base import ChatModel
 from ..llm.recovery import MAX_NUDGES, unread_call_note
@@ -255,6 +255,7 @@ class CategoryManager:
                 llm_calls=result.usage.llm_calls,
                 prompt_tokens=result.usage.prompt_tokens,
                 completion_tokens=result.usage.completion_tokens,
+                error=result.summary if result.status == "failed" else None,
             )
         )
         return result
@@ -336,6 +337,9 @@ class CategoryManager:
             elapsed = max(started - run.started, 0.0)
             point = SuspendedRun(category=self.name, phase=phase, elapsed_s=elapsed, state=state)
             raise RunSuspended(point, later.params) from None
+        except ModelError as exc:  # the trace keeps what was sent, and why nothing came back
+            await run.emit(partial(self._model_called, state, schemas, None, started, exc))
+            raise
         await run.emit(lambda: self._model_called(state, schemas, turn, started))
         state.usage.count(turn)
         return turn
@@ -417,12 +421,17 @@ class CategoryManager:
         return result
 
     def _failure_summary(self, exc: ModelError, run: Run) -> str:
-        return f"The category's model failed: {exc}. {done_so_far(run.state)}"
+        return f"The category's model failed: {sentence(str(exc))} {done_so_far(run.state)}"
 
     def _model_called(
-        self, state: RunState, schemas: list[dict[str, Any]], turn: AssistantTurn, started: float
+        self,
+        state: RunState,
+        schemas: list[dict[str, Any]],
+        turn: AssistantTurn | None,
+        started: float,
+        error: ModelError | None = None,
     ) -> ModelCalled:
-        """The trace record of one LLM call: the prompt's new messages and the reply."""
+        """The trace record of one LLM call: the prompt's new messages and the reply (or error)."""
         new = state.messages[state.traced :]
         state.traced = len(state.messages)
         phase = "summary" if not schemas else "select" if state.iteration == 0 else "evaluate"
@@ -433,8 +442,13 @@ class CategoryManager:
             phase=phase,
             messages=tuple(self.redactor.value(m.model_dump(exclude_defaults=True)) for m in new),
             tools=tuple(s["function"]["name"] for s in schemas if "function" in s),
-            reply=self.redactor.value(turn.as_message().model_dump(exclude_defaults=True)),
+            reply=(
+                {}
+                if turn is None
+                else self.redactor.value(turn.as_message().model_dump(exclude_defaults=True))
+            ),
             duration_s=round(time.perf_counter() - started, 6),
+            error=None if error is None else self.redactor.text(str(error)),
         )
 
     def _started(self, state: RunState) -> RunEvent:

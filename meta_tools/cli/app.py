@@ -1,4 +1,4 @@
-"""The `meta-tools` command: init, serve, run, list, validate, trace, schema, demo.
+"""The `meta-tools` command: init, serve, run, prompt, list, validate, trace, schema, demo.
 
 What the commands share (the app, options, error reporting, loading) is in
 `common`; `group` registers itself from its own module. Global options (`--debug`,
@@ -20,7 +20,7 @@ from anyio.abc import TaskStatus
 from rich.console import Console
 
 from .. import __version__
-from ..llm.ways_out import serving_fallback
+from ..llm.ways_out import missing_model, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer
@@ -46,7 +46,7 @@ from .common import (
 )
 from .console import RunProgress, print_grouping, print_listing, print_result
 from .init import PROMPTS_DIR, write_starter
-from .terminal import printable_json, shown
+from .terminal import printable, printable_json, shown
 
 __all__ = ["app", "main"]
 
@@ -226,6 +226,17 @@ def run(
     with _errors(ctx):
         loaded = _load_config(config)
         check_category(loaded, category)
+        if (why := missing_model(loaded, serving=False)) is not None:
+            # The model is the last thing to add: report what else is wrong first.
+            report = anyio.run(lambda: check_config(config, _load_tools(tools)))
+            if report.problems:
+                count = len(report.problems)
+                _fail(
+                    f"{config}: {count} problem{'s' if count != 1 else ''}, and no model",
+                    "fix the file (`meta-tools validate` checks it again); then add a model:"
+                    " `meta-tools run` names the ways",
+                    problems=[*report.problems, f"cannot run a category: {why}"],
+                )
         _require_model(loaded, config, serving=False)
         meta = MetaManager.from_config(loaded, tools=_load_tools(tools))
 
@@ -250,6 +261,41 @@ def run(
             print_result(console, result)
         if result.status == "failed":
             raise typer.Exit(1)
+
+
+@app.command()
+def prompt(
+    ctx: typer.Context,
+    category: Annotated[str, typer.Argument(help="The category (its tool name or display name).")],
+    objective: Annotated[str, typer.Option("--objective", "-o", help="The goal.")],
+    exact_input: Annotated[str, typer.Option("--input", "-i", help="The exact input.")],
+    config: ConfigOption = DEFAULT_CONFIG,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    tools: ToolsOption = None,
+) -> None:
+    """Print what the category's LLM would be sent for this task, without a model.
+
+    The rendered templates and the offered tools (after the shortlist); needs no
+    key and runs no tool.
+    """
+    from .prompt import PromptCapture, preview_prompts, preview_text
+
+    with _errors(ctx):
+        loaded = _load_config(config)
+        check_category(loaded, category)
+        capture = PromptCapture()
+        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=capture)
+
+        async def go() -> Any:
+            async with meta:
+                return await preview_prompts(meta, capture, category, objective, exact_input)
+
+        preview = anyio.run(go)
+        if as_json:
+            shaped = json.dumps(preview.as_dict(), indent=2, ensure_ascii=False)
+            typer.echo(printable_json(shaped))
+        else:
+            typer.echo(printable(preview_text(preview)))
 
 
 @app.command("list")
@@ -354,7 +400,7 @@ def trace(
         str | None, typer.Option("--run", help="Show only this run (its id or a prefix).")
     ] = None,
     full: Annotated[
-        bool, typer.Option("--full", help="Show prompts and results whole, not cut.")
+        bool, typer.Option("--full", help="Show tool results and replies whole, not cut.")
     ] = False,
 ) -> None:
     """Show a --trace file as a tree per run.

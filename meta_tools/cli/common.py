@@ -169,9 +169,11 @@ def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> N
     if why is None:
         return
     hint = "add one of these to the config (or set the key), then run again"
-    if not serving:
+    if config.model.provider == "sampling":
+        hint = "`meta-tools serve` runs it; to run here, make the `model` section one of these"
+    elif not serving:
         hint += "; `meta-tools serve` needs none of them when its host supports sampling"
-    _fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out())
+    _fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out(config))
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")

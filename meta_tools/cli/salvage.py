@@ -15,7 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import MetaToolsConfig, check_shape, expand_env, field_loc, read_json
+from ..config import (
+    MetaToolsConfig,
+    check_shape,
+    expand_env,
+    field_loc,
+    misspelt_sections,
+    read_json,
+)
 from ..exceptions import ConfigError
 
 __all__ = ["salvage"]
@@ -31,6 +38,8 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
     except ConfigError:
         return None
     if not isinstance(raw, Mapping) or check_shape(raw):  # too deep or not text: nothing to save
+        return None
+    if misspelt_sections(raw):  # tool names are checked once the section is named right
         return None
     data: Any = expand_env(raw, os.environ, [], set())
     for _ in range(_MAX_PASSES):

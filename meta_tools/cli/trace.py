@@ -31,6 +31,7 @@ __all__ = ["TraceEvent", "TraceFile", "TraceFileError", "TraceRun", "print_trace
 _CUT_LINES = 12
 _CUT_CHARS = 400
 _MAX_WARNINGS = 10
+_PROMPT_ROLES = ("system", "user")
 
 
 class TraceFileError(MetaToolsError):
@@ -72,7 +73,7 @@ class TraceEvent(BaseModel):
     ok: bool = False
     arguments: Any = Field(default_factory=dict)
     result: str | None = None
-    error: str | None = None
+    error: str | None = None  # tool_finished, model_called (no reply), run_finished (failed)
     duration_s: float = 0.0
     status: str = ""  # run_finished
     llm_calls: int = 0
@@ -217,11 +218,13 @@ def _tree(run: TraceRun, *, full: bool) -> Tree:
         elif event.event == "tool_finished":
             _tool_call(tree, event, full=full)
         elif event.event == "run_finished":
-            tree.add(
+            node = tree.add(
                 f"■ [bold]{shown(event.status)}[/] after {event.round} round(s),"
                 f" {event.llm_calls} LLM call(s), {event.prompt_tokens}+"
                 f"{event.completion_tokens} tokens, {event.duration_s:.2f} s"
             )
+            if event.error:
+                node.add(f"[red]{shown(event.error)}[/]")
     return tree
 
 
@@ -236,7 +239,13 @@ def _model_call(tree: Tree, event: TraceEvent, number: int, *, full: bool) -> No
             continue  # its reply was shown under the previous call
         if role == "tool":
             role = f"tool result {message.name}".rstrip()
-        branch.add(f"[magenta]{shown(role)}[/]\n{shown(_cut(message.content, full))}")
+        # The system and user messages are the rendered templates and the task: the
+        # text a user edits, shown whole; tool results can be long and are cut.
+        content = message.content if role in _PROMPT_ROLES else _cut(message.content, full)
+        branch.add(f"[magenta]{shown(role)}[/]\n{shown(content)}")
+    if event.error is not None:
+        branch.add(f"[red]no reply: {shown(event.error)}[/]")
+        return
     reply = event.reply
     parts = [_cut(reply.content, full)] if reply.content else []
     parts += [

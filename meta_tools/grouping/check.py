@@ -6,7 +6,9 @@ Five findings, each a warning (a grouping that triggers them still works):
   (TF-IDF cosine at least `CONFUSABLE`) that a main agent may pick the wrong one;
 - `misplaced`: a tool whose text is closer to another category's profile than
   to its own (by `MISPLACED_MARGIN`). A profile is the category's name and
-  description plus its tools' text; the tool itself is left out of its own;
+  description plus its tools' text; the tool itself is left out of its own.
+  A tool may be listed in several categories (each can chain it with its own
+  tools): it is compared with the categories that do not list it;
 - `too_large`: more than `LARGE_FACTOR` × `max_tools_per_prompt` tools, so
   the shortlist drops most tools before the category's LLM sees any;
 - `too_small`: a single tool: the main agent pays a category tool for it;
@@ -128,6 +130,14 @@ def _misplaced(categories: Sequence[CategoryView]) -> list[Finding]:
     )
     own_score = own_dot / own_norm
     scores[positions, owner] = -np.inf
+    # A tool listed in several categories belongs in each: none of them is "elsewhere".
+    holders: dict[str, list[int]] = defaultdict(list)
+    for c, found in tools:
+        holders[found.name].append(c)
+    shared = [(p, c) for p, (_, t) in enumerate(tools) for c in holders[t.name]]
+    if len(shared) > len(tools):
+        rows_at, columns = zip(*shared, strict=True)
+        scores[list(rows_at), list(columns)] = -np.inf
     best = scores.argmax(axis=1)
     moved: dict[tuple[int, int], list[str]] = defaultdict(list)
     for position, (own, found) in enumerate(tools):

@@ -15,7 +15,9 @@ import os
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from ipaddress import ip_address
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -29,7 +31,9 @@ __all__ = [
     "GenerationOptions",
     "RetryPolicy",
     "call_with_retries",
+    "connection_failure",
     "dump_arguments",
+    "is_local_url",
     "is_retryable_status",
     "load_arguments",
     "resolve_api_key",
@@ -93,12 +97,41 @@ class Failure:
         retry_after: Seconds the server asked us to wait, if it said.
         timed_out: The request ran past the client's timeout; the identical
             request is sent at most once more (a slow model stays slow).
+        connect: The connection could not be made: ``"refused"`` (nothing
+            listens at the address; not retried on this machine, where no
+            network can be in the way) or ``"failed"``; the error then asks
+            whether a server listens there.
     """
 
     cause: str
     retryable: bool
     retry_after: float | None = None
     timed_out: bool = False
+    connect: Literal["refused", "failed"] | None = None
+
+
+def connection_failure(exc: BaseException) -> Failure:
+    """The `Failure` of an SDK's connection error, named by the OS error at its root."""
+    root: BaseException = exc
+    seen = {id(root)}
+    while (inner := root.__cause__ or root.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        root = inner
+    if isinstance(root, ConnectionRefusedError):
+        return Failure("connection refused", retryable=True, connect="refused")
+    reason = str(root).strip().rstrip(".") or type(root).__name__
+    return Failure(f"cannot connect: {reason}", retryable=True, connect="failed")
+
+
+def _listening_hint(endpoint: str) -> str:
+    """`is a server listening on 127.0.0.1:11434?` for the endpoint's host and port."""
+    parts = urlsplit(endpoint)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "is the base_url right?"
+    host = parts.hostname or endpoint
+    return f"is a server listening on {host}:{port}?"
 
 
 def is_retryable_status(status: int) -> bool:
@@ -194,9 +227,15 @@ async def call_with_retries(
             failure = classify(exc)
             if failure is None:
                 raise
-            cause = _redact(failure.cause, secrets)
+            # The cause is quoted mid-sentence: its own full stop would double the next one.
+            cause = _redact(failure.cause, secrets).rstrip(".")
             where = f"model {model!r} at {endpoint!r}"
+            if failure.connect is not None:
+                cause += f"; {_listening_hint(endpoint)}"
             if not failure.retryable:
+                raise ModelError(f"{where} failed (not retried): {cause}") from exc
+            if failure.connect == "refused" and is_local_url(endpoint):
+                # Nothing listens on this machine's port: a retry a second later finds the same.
                 raise ModelError(f"{where} failed (not retried): {cause}") from exc
             timeouts += failure.timed_out
             if failure.timed_out and (timeouts > MAX_TIMEOUT_RETRIES or number == attempts - 1):
@@ -246,16 +285,40 @@ def dump_arguments(arguments: Mapping[str, Any] | str) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def resolve_api_key(api_key: str | None, api_key_env: str, owner: str) -> str:
+def is_local_url(url: str | None) -> bool:
+    """Whether `url` points at this machine (a local model server needs no key)."""
+    host = urlsplit(url).hostname if url else None
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+#: What is sent as the key to a local server when none is set: the SDKs insist on one.
+NO_KEY = "no-key"
+
+
+def resolve_api_key(
+    api_key: str | None, api_key_env: str, owner: str, *, base_url: str | None = None
+) -> str:
     """Return `api_key`, else the value of the environment variable `api_key_env`.
 
+    A `base_url` on this machine (Ollama, vLLM, llama.cpp) needs no key: without
+    one, a placeholder is sent.
+
     Raises:
-        ModelError: neither is set.
+        ModelError: neither is set, and `base_url` is not on this machine.
     """
     key = api_key or os.environ.get(api_key_env)
+    if not key and is_local_url(base_url):
+        return NO_KEY
     if not key:
         raise ModelError(
             f"{owner} has no API key: pass api_key=... or set the environment"
-            f" variable {api_key_env!r}"
+            f" variable {api_key_env!r} (a base_url on this machine needs none)"
         )
     return key

@@ -22,6 +22,7 @@ from ..exceptions import ModelError
 from .base import (
     Failure,
     GenerationOptions,
+    connection_failure,
     dump_arguments,
     is_retryable_status,
     load_arguments,
@@ -173,7 +174,7 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
         if isinstance(exc, ds_errors.APITimeoutError):
             return Failure("request timed out", retryable=True, timed_out=True)
         if isinstance(exc, ds_errors.APIConnectionError):
-            return Failure(f"connection error: {exc.message}", retryable=True)
+            return connection_failure(exc)
         if isinstance(exc, ds_errors.DashScopeError):
             status = exc.status_code
             code = f" [{exc.code}]" if exc.code else ""

@@ -9,9 +9,8 @@ from typing import Any, TypedDict
 from ..config import ModelConfig
 from ..exceptions import ConfigError
 from .base import ChatModel, GenerationOptions
-from .ways_out import is_local_url
 
-__all__ = ["TIMEOUT_ENV", "model_from_config", "with_environment"]
+__all__ = ["TIMEOUT_ENV", "base_url_of", "model_from_config", "with_environment"]
 
 #: Seconds per model request when the config does not say (`model.timeout_s`).
 TIMEOUT_ENV = "META_TOOLS_TIMEOUT_S"
@@ -45,8 +44,8 @@ def with_environment(config: ModelConfig, env: Mapping[str, str] | None = None) 
     if config.provider == "openai":
         if "name" not in given and env.get("OPENAI_MODEL"):
             update["name"] = env["OPENAI_MODEL"]
-        if "base_url" not in given and env.get("OPENAI_BASE_URL"):
-            update["base_url"] = env["OPENAI_BASE_URL"]
+        if base_url_of(config, env) != config.base_url:
+            update["base_url"] = base_url_of(config, env)
     raw = env.get(TIMEOUT_ENV)
     if "timeout_s" not in given and raw:
         try:
@@ -59,6 +58,14 @@ def with_environment(config: ModelConfig, env: Mapping[str, str] | None = None) 
             )
         update["timeout_s"] = timeout
     return config.model_copy(update=update) if update else config
+
+
+def base_url_of(config: ModelConfig, env: Mapping[str, str] | None = None) -> str | None:
+    """Where `config`'s requests go: its `base_url`, else (OpenAI provider) ``OPENAI_BASE_URL``."""
+    env = os.environ if env is None else env
+    if config.provider == "openai" and "base_url" not in config.model_fields_set:
+        return env.get("OPENAI_BASE_URL") or config.base_url
+    return config.base_url
 
 
 def model_from_config(config: ModelConfig) -> ChatModel:
@@ -95,8 +102,6 @@ def model_from_config(config: ModelConfig) -> ChatModel:
         settings["recover_text_calls"] = config.recover_text_calls
     if config.api_key_env:  # otherwise the client's own default variable
         settings["api_key_env"] = config.api_key_env
-    if _keyless(config):
-        settings["api_key"] = "no-key"  # the SDK insists on one; a local server ignores it
     if config.provider == "dashscope":
         from .dashscope import DashScopeChatModel
 
@@ -104,13 +109,3 @@ def model_from_config(config: ModelConfig) -> ChatModel:
     from .openai import OpenAIChatModel
 
     return OpenAIChatModel(config.name, **settings)
-
-
-def _keyless(config: ModelConfig) -> bool:
-    """A local OpenAI-compatible server (Ollama, vLLM, llama.cpp) with no key set: none needed."""
-    env = config.key_env
-    return (
-        config.provider == "openai"
-        and is_local_url(config.base_url)
-        and not (env and os.environ.get(env))
-    )

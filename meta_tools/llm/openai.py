@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import cast
 
@@ -22,6 +23,7 @@ from ..exceptions import ModelError
 from .base import (
     Failure,
     GenerationOptions,
+    connection_failure,
     dump_arguments,
     is_retryable_status,
     load_arguments,
@@ -76,6 +78,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         base_url: The API root, e.g. ``"https://api.openai.com/v1"``; the SDK
             default (``OPENAI_BASE_URL`` or OpenAI) when None.
         api_key: The key; read from the environment variable `api_key_env` when None.
+            None is fine for a `base_url` (or ``OPENAI_BASE_URL``) on this machine.
         api_key_env: Where to find the key when `api_key` is not given.
         timeout: Seconds per request attempt; a request that times out is sent once more at most.
         max_retries: Retries after the first attempt.
@@ -87,7 +90,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
             proxies); the SDK closes it in `aclose`.
 
     Raises:
-        ModelError: no API key was given or found.
+        ModelError: no API key was given or found, and the endpoint is not on this machine.
     """
 
     def __init__(
@@ -113,6 +116,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
             timeout=timeout,
             options=options or GenerationOptions(),
             recover_text_calls=recover_text_calls,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
         )
         self._client = AsyncOpenAI(
             api_key=self._api_key,
@@ -184,7 +188,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         if isinstance(exc, openai.APITimeoutError):
             return Failure("request timed out", retryable=True, timed_out=True)
         if isinstance(exc, openai.APIConnectionError):
-            return Failure(f"connection error: {exc}", retryable=True)
+            return connection_failure(exc)
         if isinstance(exc, openai.APIStatusError):
             detail = exc.message.removeprefix(f"Error code: {exc.status_code} - ")
             return Failure(

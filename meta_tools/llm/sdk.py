@@ -30,7 +30,8 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
     into calls (`llm.recovery`).
 
     Raises:
-        ModelError: no API key was given or found.
+        ModelError: no API key was given or found, and `base_url` (where requests go,
+            when known before the client is built) is not on this machine.
     """
 
     def __init__(
@@ -44,13 +45,16 @@ class SdkChatModel(AsyncCloseable, Generic[CompletionT]):
         timeout: float,
         options: GenerationOptions,
         recover_text_calls: bool,
+        base_url: str | None = None,
     ) -> None:
         self.model = model
         self.timeout = timeout
         self.options = options
         self.recover_text_calls = recover_text_calls
         self._policy = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
-        self._api_key = resolve_api_key(api_key, api_key_env, f"{type(self).__name__}({model!r})")
+        self._api_key = resolve_api_key(
+            api_key, api_key_env, f"{type(self).__name__}({model!r})", base_url=base_url
+        )
         self._closed = False
 
     @property

@@ -8,10 +8,10 @@ user meets one set of instructions wherever they hit the problem.
 from __future__ import annotations
 
 import os
-from ipaddress import ip_address
-from urllib.parse import urlsplit
 
 from ..config import MetaToolsConfig
+from .base import is_local_url
+from .factory import base_url_of
 
 __all__ = ["WAYS_OUT", "has_model_section", "is_local_url", "missing_model", "ways_out"]
 
@@ -33,27 +33,23 @@ WAYS_OUT: tuple[tuple[str, str], ...] = (
 )
 
 
-def ways_out() -> list[str]:
-    """The three ways out, one line each: what, then the exact line to write."""
-    return [f"{what}: {line}" for what, line in WAYS_OUT]
+def ways_out(config: MetaToolsConfig | None = None) -> list[str]:
+    """The ways out, one line each: what, then the exact line to write.
+
+    Given the `config`, the way it already takes is left out (a file that says
+    `"provider": "sampling"` is not told to write it).
+    """
+    taken = config.model.provider if config is not None and has_model_section(config) else None
+    return [
+        f"{what}: {line}"
+        for what, line in WAYS_OUT
+        if not (taken == "sampling" and '"sampling"' in line)
+    ]
 
 
 def has_model_section(config: MetaToolsConfig) -> bool:
     """Whether the file has a `model` section (else the defaults apply)."""
     return "model" in config.model_fields_set
-
-
-def is_local_url(url: str | None) -> bool:
-    """Whether `url` points at this machine (a local model server needs no key)."""
-    host = urlsplit(url).hostname if url else None
-    if host is None:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serving_fallback(config: MetaToolsConfig) -> str | None:
@@ -83,7 +79,7 @@ def missing_model(config: MetaToolsConfig, *, serving: bool) -> str | None:
             " under `meta-tools serve`"
         )
     env = model.key_env
-    if env is None or os.environ.get(env) or is_local_url(model.base_url):
+    if env is None or os.environ.get(env) or is_local_url(base_url_of(model)):
         return None
     if not has_model_section(config):
         return (

@@ -59,3 +59,31 @@ def test_too_large_and_too_small_categories() -> None:
 def test_a_description_that_repeats_the_tool_names_is_uninformative() -> None:
     views = [CategoryView("Weather", "Get forecast and air quality tools.", WEATHER), CLEAN[1]]
     assert kinds(views) == [("uninformative", "Weather")]
+
+
+def test_a_tool_listed_in_two_categories_is_not_misplaced_in_either() -> None:
+    # Allowed, and common (a file reader in "Files" and in "Code"): neither copy belongs
+    # "in the other category", since the other already lists it.
+    shared = sample_tool(
+        "city_playlist", "Weather-matched music: songs for the rain or sun of a city.", "city"
+    )
+    views = [
+        CategoryView("Weather", CLEAN[0].description, [*WEATHER, shared]),
+        CategoryView("Music", CLEAN[1].description, [*MUSIC, shared]),
+    ]
+    assert [f for f in check_grouping(views) if f.kind == "misplaced"] == []
+
+
+def test_a_tool_in_two_categories_that_reads_like_a_third_is_still_misplaced() -> None:
+    maps = [
+        sample_tool("route_plan", "Driving route between two addresses on the map.", "start"),
+        sample_tool("geocode", "Map coordinates of an address or place.", "address"),
+    ]
+    views = [
+        CategoryView("Weather", CLEAN[0].description, [*WEATHER, MUSIC[2]]),
+        CategoryView("Maps", "Routes, places and coordinates on a map.", [*maps, MUSIC[2]]),
+        CategoryView("Music", CLEAN[1].description, [m for m in MUSIC if m is not MUSIC[2]]),
+    ]
+    misplaced = [(f.category, f.message) for f in check_grouping(views) if f.kind == "misplaced"]
+    assert [c for c, _ in misplaced] == ["Weather", "Maps"]
+    assert all("read more like 'Music': 'song_lyrics'" in m for _, m in misplaced)

@@ -18,6 +18,7 @@ from meta_tools.llm import (
     ToolCall,
     Usage,
 )
+from meta_tools.llm.base import RetryPolicy, call_with_retries, connection_failure
 from tests.fakes.llm_server import FakeLLMServer, Reply, wire_tool_call
 from tests.llm.chat_requests import ask
 from tests.llm.providers import DASHSCOPE, OPENAI, Provider
@@ -142,7 +143,9 @@ async def test_a_reply_without_choices_is_a_model_error_and_not_retried(
     assert llm_server.request_count == 1
 
 
-async def test_a_refused_connection_is_retried_then_raises(provider: Provider) -> None:
+async def test_a_refused_connection_on_this_machine_is_not_retried_and_names_the_port(
+    provider: Provider,
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -151,8 +154,37 @@ async def test_a_refused_connection_is_retried_then_raises(provider: Provider) -
         provider.model_name, base_url=base_url, api_key=provider.key, backoff_s=0.01
     )
     async with model:
-        with pytest.raises(ModelError, match="after 4 attempts; last error: connection error"):
+        with pytest.raises(ModelError) as caught:
             await model.complete(ask("hi"))
+    assert str(caught.value).endswith(
+        f"failed (not retried): connection refused; is a server listening on 127.0.0.1:{port}?"
+    )
+
+
+async def test_a_connection_failure_elsewhere_is_retried_and_asks_for_a_listening_server() -> None:
+    attempts = 0
+
+    async def attempt() -> None:
+        nonlocal attempts
+        attempts += 1
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed")
+        except ConnectionRefusedError as refused:
+            raise RuntimeError("Connection error.") from refused
+
+    with pytest.raises(ModelError) as caught:
+        await call_with_retries(
+            attempt,
+            classify=connection_failure,
+            policy=RetryPolicy(max_retries=2, backoff_s=0.0),
+            endpoint="https://models.example.com/v1",
+            model="m",
+        )
+    assert attempts == 3
+    assert str(caught.value) == (
+        "model 'm' at 'https://models.example.com/v1' failed after 3 attempts; last error:"
+        " connection refused; is a server listening on models.example.com:443?"
+    )
 
 
 @pytest.mark.parametrize("custom_env", [False, True], ids=["default-env", "custom-env"])
