@@ -26,7 +26,14 @@ from .llm.recovery import MAX_NUDGES, unread_call_note
 from .llm.types import ChatRequest, Message, ToolCall
 from .router.manager import FIND_CATEGORIES, MetaManager
 
-__all__ = ["AgentStep", "CategoryCalled", "CategoryReturned", "MainAgent"]
+__all__ = [
+    "ANSWER_NOW",
+    "EACH_RESULT",
+    "AgentStep",
+    "CategoryCalled",
+    "CategoryReturned",
+    "MainAgent",
+]
 
 INSTRUCTIONS = """You are {name}, a helpful assistant.
 Your tools are categories; each runs its own tools.
@@ -40,6 +47,12 @@ Once the results answer the user, reply briefly in plain text with the values th
 
 ANSWER_NOW = (
     "Those category calls had already been answered: their results are above. Answer the user now."
+)
+
+
+EACH_RESULT = (
+    "Several categories answered above. If their results answer the user, reply with the"
+    " values from each of them."
 )
 
 
@@ -148,9 +161,13 @@ class MainAgent:
             replies, only_repeats = await self._call_all(
                 reply.tool_calls, on_step, returned, answered, found
             )
+            before = len(results)
             results.extend(returned.values())
             turn.extend(replies)
             turn.extend(await self._finish_remainders(reply.tool_calls, returned, results, on_step))
+            if len(results) - before >= 2 and not only_repeats:
+                # Seen with the 1.5B: after two results it answered with the last one only.
+                turn.append(Message(role="user", content=EACH_RESULT))
             repeated_rounds = repeated_rounds + 1 if only_repeats else 0
             if repeated_rounds >= 2:
                 # Told once to answer, it repeats again: end with what the categories found.

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from meta_tools import tool
-from meta_tools.agent import ANSWER_NOW, MainAgent
+from meta_tools.agent import ANSWER_NOW, EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
-from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
 
@@ -99,3 +99,44 @@ async def test_the_category_tools_are_offered_without_the_notes_the_instructions
     assert full["function"]["parameters"]["properties"]["objective"]["description"]
     system = main.requests[0].messages[0].content
     assert "`objective` (the goal)" in system and "`exact_input` (every value" in system
+
+
+async def test_after_several_results_in_one_round_the_model_is_asked_for_each_of_them() -> None:
+    """Seen with the 1.5B model: two categories answered, its reply gave only the last."""
+
+    @tool
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        if any(m.role == "tool" for m in request.messages):
+            return AssistantTurn(text="Done.")
+        if "describe_date" in [t["function"]["name"] for t in request.tools]:
+            call = ToolCall(name="describe_date", arguments={"date": "2025-12-25"})
+        else:
+            call = ToolCall(name="shout", arguments={"text": "hi"})
+        return AssistantTurn(tool_calls=[call])
+
+    model = ScriptedModel.from_function(categories)
+    meta = MetaManager(
+        [
+            CategoryManager("Dates", "Weekdays.", [tool(describe_date)], model),
+            CategoryManager("Text", "Shouting.", [shout], model),
+        ]
+    )
+    both = [
+        ToolCall(name="dates", arguments={"objective": "Weekday", "exact_input": "2025-12-25"}),
+        ToolCall(name="text", arguments={"objective": "Shout", "exact_input": "hi"}),
+    ]
+    main = ScriptedModel([AssistantTurn(tool_calls=both), AssistantTurn(text="Thursday, and HI.")])
+    assert await MainAgent(main, meta).ask("Weekday of 2025-12-25, and shout hi") == (
+        "Thursday, and HI."
+    )
+    told = main.requests[1].messages
+    assert [m.role for m in told[-3:]] == ["tool", "tool", "user"]
+    assert told[-1].content == EACH_RESULT
+    # One result: no such note.
+    single = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")])
+    await MainAgent(single, dates(thursday_category())).ask("What weekday is 2025-12-25?")
+    assert single.requests[1].messages[-1].role == "tool"
