@@ -2,7 +2,8 @@
 
 NAME is any of context, overhead, parallel, mcp, shortlist, grouping (default: all), or
 soak (about 1.5 minutes, so only when named). `python -m benchmarks e2e --base-url URL
---model NAME [--limit N]` runs a real model end to end (see `benchmarks/e2e.py`). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
+--model NAME [--limit N]` runs a real model end to end (see `benchmarks/e2e.py`), and
+`python -m benchmarks bfcl ...` runs BFCL through it (see `benchmarks/bfcl.py`). Each prints a table and writes `benchmarks/results/NAME.json` with the machine it
 ran on. `--data` points at the public catalogs (default `../shared/data` next
 to the repository).
 """
@@ -400,6 +401,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import e2e
 
         return e2e.main(argv[1:])
+    if argv[:1] == ["bfcl"]:  # BFCL through meta-tools (the `bfcl` extra): `benchmarks/bfcl.py`
+        from . import bfcl
+
+        return bfcl.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(
         "names", nargs="*", metavar="NAME", help=f"any of {', '.join(NAMES + ON_REQUEST)}"

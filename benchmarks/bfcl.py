@@ -1,0 +1,365 @@
+"""`python -m benchmarks bfcl --base-url URL --model NAME`: the Berkeley Function Calling Leaderboard.
+
+BFCL's data and BFCL's own AST checker (the `bfcl-eval` package, the optional
+`bfcl` extra) on two settings:
+
+- *direct*: each entry's functions alone, as BFCL asks them; sides `plain` (one
+  request, as BFCL's FC mode) and `category` (the category loop);
+- *pooled*: every function of BFCL's live categories in one catalog, grouped by
+  topic; each live_simple / live_multiple question through `hierarchy` (`MainAgent`)
+  and `retrieval` (BM25 top-k, one agent).
+
+Tools are simulated: their real schemas (BFCL's types in JSON Schema), a fixed
+text once a call validates. Prints a table per setting, with what the harness
+does differently from BFCL's own runs, and adds the run under the model's name
+to `benchmarks/results/bfcl.json`, one row at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from meta_tools.llm.base import ChatModel
+
+from .bfcl_check import CHECKER_MODEL, check, checker_version
+from .bfcl_data import (
+    CATEGORIES,
+    LIVE,
+    POOLED_QUESTIONS,
+    Entry,
+    Ledger,
+    Sample,
+    load_entries,
+    pooled_tools,
+    sample,
+    tools_for,
+)
+from .bfcl_sides import Answered, PooledCatalog, ask_category_call, ask_plain, ask_pooled
+from .e2e import summarize
+from .e2e_sides import CountingModel
+
+__all__ = ["DIFFERENCES", "main", "run_direct", "run_pooled", "score"]
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DIRECT_SIDES = ("plain", "category")
+POOLED_SIDES = ("hierarchy", "retrieval")
+
+DIFFERENCES = (
+    "FC mode, not prompt mode: the functions go as OpenAI tools, calls come back as tool"
+    " calls; BFCL's prompt mode (functions in a system prompt, calls written as Python) is"
+    " not run.",
+    "The chat template is the server's (llama.cpp applies the model's own template and"
+    " parses its tool calls); BFCL's local FC handlers render the template themselves,"
+    " with BFCL's type names (dict, float) where we send JSON Schema's (object, number;"
+    " `any` untyped, where BFCL's OpenAI conversion says string), and read <tool_call>"
+    " blocks with their own parser.",
+    "Quantisation: the GGUF weights the server loads (recorded as `quantisation`); BFCL"
+    " runs bf16 weights in vLLM or SGLang.",
+    "Sampling: the temperature, max_tokens and seed recorded under `options`; BFCL uses"
+    " temperature 0.001 and lets a reply fill the rest of the context.",
+    "Scoring: BFCL's ast_checker on the decoded calls. Irrelevance: `plain` is right when"
+    " its reply has no call (BFCL's rule); the category loop when no function ran. The"
+    " category side is scored on the distinct calls that ran over all its rounds.",
+    "Samples: with --limit, N entries of each category drawn with --seed (the ids are"
+    " stored); BFCL scores every entry.",
+)
+"""What this harness does differently from BFCL's own runs (printed next to the tables)."""
+
+Checkpoint = Callable[[list[dict[str, Any]]], None]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def score(entry: Entry, category: str, side: str, answered: Answered) -> dict[str, Any]:
+    """One row: BFCL's verdict on the side's calls, what ran and what it cost."""
+    verdict = check(entry, answered.calls)
+    wanted = {name for answer in entry.answer or () for name in answer}
+    called = {name for name, _ in answered.calls}
+    right_function = not called if entry.irrelevance else bool(wanted) and wanted <= called
+    row = {"task": entry.id, "category": category, "side": side, "correct": verdict.valid,
+           "right_tool": right_function, "check_error": verdict.error,
+           "check_kind": verdict.kind,
+           "bfcl_calls": [[name, arguments] for name, arguments in answered.calls]}  # fmt: skip
+    return row | answered.run.record()
+
+
+def _line(row: dict[str, Any]) -> str:
+    mark = "ok " if row["correct"] else "BAD"
+    return (f"  {row['task'][:24]:24} {row['side']:9} {mark} {row['wall_s']:6.1f}s"
+            f" {row['llm_calls']} calls  {row['calls'][:2]}"
+            f"{'  ' + row['check_error'][:80] if row['check_error'] else ''}")  # fmt: skip
+
+
+def _by_category(rows: Sequence[dict[str, Any]], sides: Sequence[str]) -> dict[str, dict[str, Any]]:
+    categories = list(dict.fromkeys(r["category"] for r in rows))
+    return {
+        category: {
+            side: summarize([r for r in rows if r["category"] == category and r["side"] == side])
+            for side in sides
+        }
+        for category in categories
+    }
+
+
+def _drawn(samples: Mapping[str, Sample]) -> dict[str, dict[str, Any]]:
+    """Which entries each category's sample holds, out of how many, drawn with which seed."""
+    return {
+        c: {"of": s.of, "seed": s.seed, "ids": [e.id for e in s.entries]}
+        for c, s in samples.items()
+    }
+
+
+async def run_direct(
+    model: ChatModel,
+    samples: Mapping[str, Sample],
+    sides: Sequence[str],
+    *,
+    plain_model: ChatModel | None = None,
+    on_row: Checkpoint | None = None,
+) -> dict[str, Any]:
+    """Each sampled entry of each category on each side; `plain_model` reads no text calls."""
+    counter = CountingModel(model)
+    plain = CountingModel(plain_model or model)
+    ledger = Ledger()
+    rows: list[dict[str, Any]] = []
+    for category, drawn in samples.items():
+        for entry in drawn.entries:
+            tools = tools_for(entry.functions, ledger)
+            for side in sides:
+                if side == "plain":
+                    answered = await ask_plain(plain, entry, tools)
+                else:
+                    answered = await ask_category_call(counter, entry, tools, ledger)
+                rows.append(score(entry, category, side, answered))
+                if on_row is not None:
+                    on_row(rows)
+                _say(_line(rows[-1]))
+    return {
+        "entries": _drawn(samples),
+        "categories": _by_category(rows, sides),
+        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
+        "runs": rows,
+    }
+
+
+async def run_pooled(
+    model: ChatModel,
+    pool: Sequence[Entry],
+    samples: Mapping[str, Sample],
+    sides: Sequence[str],
+    *,
+    top_k: int = 10,
+    on_row: Checkpoint | None = None,
+) -> dict[str, Any]:
+    """The sampled questions over one catalog of every function of `pool`."""
+    counter = CountingModel(model)
+    tools = pooled_tools(pool, Ledger())
+    catalog = PooledCatalog(tools, counter, top_k=top_k)
+    _say(f"pooled catalog: {len(tools)} functions in {len(catalog.meta.categories)} categories")
+    rows: list[dict[str, Any]] = []
+    for category, drawn in samples.items():
+        for entry in drawn.entries:
+            gold = catalog.gold_categories(entry)
+            for side in sides:
+                answered = await ask_pooled(counter, catalog, entry, side)
+                row = score(entry, category, side, answered)
+                if side == "hierarchy":
+                    first = answered.run.categories[:1]
+                    row["first_category_right"] = bool(first) and first[0] in gold
+                rows.append(row)
+                if on_row is not None:
+                    on_row(rows)
+                _say(_line(row))
+    return {
+        "functions": len(tools),
+        "distinct_names": len({t.bfcl_name for t in tools}),
+        "renamed": sum(t.name != t.bfcl_name for t in tools),
+        "categories": len(catalog.meta.categories),
+        "category_sizes": sorted((len(d.tools) for d in catalog.drafts), reverse=True),
+        "top_k": top_k,
+        "entries": _drawn(samples),
+        "by_category": _by_category(rows, sides),
+        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
+        "runs": rows,
+    }
+
+
+def _percent(summary: Mapping[str, Any], key: str = "accuracy") -> str:
+    return f"{summary[key]:.1%}" if summary.get("tasks") else ""
+
+
+def show_direct(title: str, found: Mapping[str, Any]) -> str:
+    from .run import table
+
+    rows = []
+    for category, sides in found["categories"].items():
+        counts = found["entries"][category]
+        n = next((s["tasks"] for s in sides.values() if s.get("tasks")), 0)
+        cells = [category, f"{n} of {counts['of']}"]
+        for side in DIRECT_SIDES:
+            s = sides.get(side, {})
+            cells += [_percent(s), _percent(s, "right_tool")]
+        category_side = sides.get("category", {})
+        calls = category_side.get("llm_calls", 0) / max(category_side.get("tasks", 0), 1)
+        cells.append(f"{calls:.1f}" if category_side.get("tasks") else "")
+        rows.append(cells)
+    headers = ["category", "entries", "plain (BFCL AST)", "plain right function",
+               "category (BFCL AST)", "category right function", "category LLM calls / entry"]  # fmt: skip
+    return f"### {title}\n\n" + table(headers, rows)
+
+
+def show_pooled(title: str, found: Mapping[str, Any]) -> str:
+    from .run import table
+
+    categories = list(found["by_category"])
+    rows = []
+    for side, s in found["sides"].items():
+        if not s.get("tasks"):
+            continue
+        per = [_percent(found["by_category"][c][side]) for c in categories]
+        first = f"{s['first_category']:.1%}" if "first_category" in s else ""
+        rows.append([side, s["tasks"], _percent(s), *per, _percent(s, "right_tool"), first,
+                     s["llm_calls"], f"{s['prompt_tokens']:,}", f"{s['wall_s']:,.0f}"])  # fmt: skip
+    headers = ["side", "questions", "BFCL AST", *categories, "right function",
+               "first category", "LLM calls", "prompt tokens", "wall s"]  # fmt: skip
+    heading = (f"### {title}: {found['functions']:,} functions, {found['categories']} categories"
+               f" by topic, retrieval top {found['top_k']}")  # fmt: skip
+    return heading + "\n\n" + table(headers, rows)
+
+
+def differences() -> str:
+    return "What differs from BFCL's own runs:\n" + "\n".join(f"- {d}" for d in DIFFERENCES)
+
+
+def build_model(args: argparse.Namespace, *, recover_text_calls: bool) -> ChatModel:
+    from meta_tools.config import ModelConfig
+    from meta_tools.llm.factory import model_from_config
+
+    config = ModelConfig(
+        provider="openai",
+        name=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=0,
+        recover_text_calls=recover_text_calls,
+    )
+    model = model_from_config(config)
+    return CountingModel(model, log=args.log) if args.log else model
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks bfcl", description=__doc__)
+    parser.add_argument("--base-url", required=True, help="an OpenAI-compatible API root")
+    parser.add_argument("--model", required=True, help="the model name")
+    parser.add_argument("--api-key-env", default=None, help="variable holding the API key")
+    parser.add_argument("--categories", default=",".join(CATEGORIES),
+                        help=f"direct setting, comma-separated: {', '.join(CATEGORIES)}")  # fmt: skip
+    parser.add_argument("--setting", choices=("direct", "pooled", "both"), default="both")
+    parser.add_argument("--sides", default=None, help="comma-separated subset of the sides")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="N entries of each category (a sample drawn with --seed)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed of the samples")
+    parser.add_argument("--top-k", type=int, default=10, help="pooled: functions retrieval offers")
+    parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
+    parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--out", type=Path, default=None, help="results file (default bfcl.json)")
+    parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
+    args = parser.parse_args(argv)
+    unknown = [c for c in args.categories.split(",") if c.strip() and c.strip() not in CATEGORIES]
+    if unknown:
+        parser.error(f"--categories: no category {', '.join(unknown)} ({', '.join(CATEGORIES)})")
+    return args
+
+
+def _store(out: Path, model: str, record: dict[str, Any]) -> None:
+    """Add (or update) the run of `model` in the results file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stored: dict[str, Any] = (
+        json.loads(out.read_text()) if out.exists() else {"benchmark": "bfcl", "runs": {}}
+    )
+    stored["runs"][model] = stored["runs"].get(model, {}) | record
+    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _checkpoint(out: Path, model: str, record: dict[str, Any], name: str) -> Checkpoint:
+    def save(rows: list[dict[str, Any]]) -> None:
+        sides = {
+            s: summarize([r for r in rows if r["side"] == s]) for s in {r["side"] for r in rows}
+        }
+        _store(out, model, record | {name: {"partial": True, "sides": sides, "runs": rows}})
+
+    return save
+
+
+def _samples(categories: Mapping[str, str], limit: int | None, seed: int) -> dict[str, Sample]:
+    return {name: sample(load_entries(bfcl), limit, seed) for name, bfcl in categories.items()}
+
+
+async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> None:
+    wanted = args.sides.split(",") if args.sides else None
+    model = build_model(args, recover_text_calls=True)
+    plain = build_model(args, recover_text_calls=False)
+    try:
+        if args.setting in ("direct", "both"):
+            names = [c.strip() for c in args.categories.split(",") if c.strip()]
+            samples = _samples({c: CATEGORIES[c] for c in names}, args.limit, args.seed)
+            sides = [s for s in DIRECT_SIDES if wanted is None or s in wanted]
+            save = _checkpoint(out, args.model, record, "direct")
+            record["direct"] = await run_direct(
+                model, samples, sides, plain_model=plain, on_row=save
+            )
+            _store(out, args.model, record)
+            _say(show_direct(f"BFCL direct, {args.model}", record["direct"]))
+        if args.setting in ("pooled", "both"):
+            pool = [e for category in LIVE for e in load_entries(category)]
+            samples = _samples({c: c for c in POOLED_QUESTIONS}, args.limit, args.seed)
+            sides = [s for s in POOLED_SIDES if wanted is None or s in wanted]
+            save = _checkpoint(out, args.model, record, "pooled")
+            record["pooled"] = await run_pooled(
+                model, pool, samples, sides, top_k=args.top_k, on_row=save
+            )
+            _store(out, args.model, record)
+            _say(show_pooled(f"BFCL pooled, {args.model}", record["pooled"]))
+        _say(differences())
+    finally:
+        for each in (model, plain):
+            close = getattr(each, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .run import machine
+
+    args = parse(argv)
+    out = args.out or RESULTS / "bfcl.json"
+    record: dict[str, Any] = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "quantisation": args.quantisation,
+        "machine": machine(),
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "bfcl_eval": checker_version(),
+        "checker_model_entry": CHECKER_MODEL,
+        "limit": args.limit,
+        "seed": args.seed,
+        "options": {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": 0},
+        "differences": list(DIFFERENCES),
+    }
+    asyncio.run(_run(args, record, out))
+    _say(f"-> {out}")
+    return 0
