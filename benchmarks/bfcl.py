@@ -35,6 +35,7 @@ from .bfcl_data import (
     Entry,
     Ledger,
     Sample,
+    answer_fits,
     load_entries,
     pooled_tools,
     sample,
@@ -67,6 +68,11 @@ DIFFERENCES = (
     "Scoring: BFCL's ast_checker on the decoded calls. Irrelevance: `plain` is right when"
     " its reply has no call (BFCL's rule); the category loop when no function ran. The"
     " category side is scored on the distinct calls that ran over all its rounds.",
+    "Validation: the simulated functions check arguments against their schemas. BFCL's"
+    " answers to a few entries give a value of another type than the schema declares (a"
+    " boolean for a string: 1 of 400 simple, 27 of 1,053 live_multiple in bfcl-eval"
+    " 2026.3.23); BFCL's checker takes them, the category loop refuses them. Each row says"
+    " whether its answer fits (`answer_fits_schema`).",
     "Samples: with --limit, N entries of each category drawn with --seed (the ids are"
     " stored); BFCL scores every entry.",
 )
@@ -87,7 +93,7 @@ def score(entry: Entry, category: str, side: str, answered: Answered) -> dict[st
     right_function = not called if entry.irrelevance else bool(wanted) and wanted <= called
     row = {"task": entry.id, "category": category, "side": side, "correct": verdict.valid,
            "right_tool": right_function, "check_error": verdict.error,
-           "check_kind": verdict.kind,
+           "check_kind": verdict.kind, "answer_fits_schema": answer_fits(entry),
            "bfcl_calls": [[name, arguments] for name, arguments in answered.calls]}  # fmt: skip
     return row | answered.run.record()
 
@@ -118,6 +124,12 @@ def _drawn(samples: Mapping[str, Sample]) -> dict[str, dict[str, Any]]:
     }
 
 
+def _off_schema(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Per category, the entries whose BFCL answer the simulated schema refuses."""
+    entries = {(r["category"], r["task"]) for r in rows if r["answer_fits_schema"] is False}
+    return {c: sum(1 for category, _ in entries if category == c) for c, _ in sorted(entries)}
+
+
 async def run_direct(
     model: ChatModel,
     samples: Mapping[str, Sample],
@@ -146,6 +158,7 @@ async def run_direct(
     return {
         "entries": _drawn(samples),
         "categories": _by_category(rows, sides),
+        "off_schema": _off_schema(rows),
         "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
@@ -211,9 +224,11 @@ def show_direct(title: str, found: Mapping[str, Any]) -> str:
         category_side = sides.get("category", {})
         calls = category_side.get("llm_calls", 0) / max(category_side.get("tasks", 0), 1)
         cells.append(f"{calls:.1f}" if category_side.get("tasks") else "")
+        cells.append(found["off_schema"].get(category, 0))
         rows.append(cells)
     headers = ["category", "entries", "plain (BFCL AST)", "plain right function",
-               "category (BFCL AST)", "category right function", "category LLM calls / entry"]  # fmt: skip
+               "category (BFCL AST)", "category right function", "category LLM calls / entry",
+               "answers off schema"]  # fmt: skip
     return f"### {title}\n\n" + table(headers, rows)
 
 

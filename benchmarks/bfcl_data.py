@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from meta_tools.exceptions import ToolArgumentsError
 from meta_tools.tools.base import BaseTool, ToolContext, ToolParameter
 from meta_tools.tools.schema import RESERVED_TOOL_NAMES, type_word
 
@@ -28,6 +29,8 @@ __all__ = [
     "Entry",
     "Ledger",
     "Sample",
+    "answer_fits",
+    "first_answer",
     "json_schema",
     "load_entries",
     "pooled_tools",
@@ -257,6 +260,46 @@ def pooled_tools(entries: Iterable[Entry], ledger: Ledger) -> list[BfclTool]:
         for function in entry.functions:
             distinct.setdefault(json.dumps(function, sort_keys=True), function)
     return tools_for(list(distinct.values()), ledger)
+
+
+def _first(options: Any) -> Any:
+    """The first value BFCL accepts (None: the parameter may be left out); dicts go deeper."""
+    if not isinstance(options, list):
+        return options
+    value = next((o for o in options if o != ""), None)
+    if isinstance(value, dict):
+        return {k: _first(v) for k, v in value.items() if _first(v) is not None}
+    return value
+
+
+def first_answer(entry: Entry) -> list[tuple[str, dict[str, Any]]]:
+    """BFCL's answer as calls: each parameter with its first accepted value, optional ones left out."""
+    calls = []
+    for answer in entry.answer or ():
+        for name, parameters in answer.items():
+            arguments = {k: _first(v) for k, v in parameters.items()}
+            calls.append((name, {k: v for k, v in arguments.items() if v is not None}))
+    return calls
+
+
+def answer_fits(entry: Entry) -> bool | None:
+    """Whether BFCL's first listed answer passes the simulated functions' validation.
+
+    A few answers give a value of another type than the function's schema declares
+    (a boolean for a string): BFCL's checker takes them, the category loop's
+    validation refuses them. None for an entry without an answer.
+    """
+    if entry.answer is None:
+        return None
+    tools = {t.bfcl_name: t for t in tools_for(entry.functions, Ledger())}
+    for name, arguments in first_answer(entry):
+        if name not in tools:
+            return False
+        try:
+            tools[name].validate_arguments(arguments)
+        except ToolArgumentsError:
+            return False
+    return True
 
 
 def load_entries(category: str) -> list[Entry]:

@@ -20,6 +20,8 @@ from benchmarks.bfcl_data import (
     RAN,
     Entry,
     Ledger,
+    answer_fits,
+    first_answer,
     json_schema,
     pooled_tools,
     sample,
@@ -161,6 +163,37 @@ def test_names_are_made_valid_and_unique_and_each_maps_back_to_bfcl_s_name() -> 
     assert tools[1].function is other_ride
 
 
+def test_bfcl_s_answer_gives_each_parameter_its_first_accepted_value() -> None:
+    answer = ({"uber.ride": {"loc": ["Berkeley", "Berkeley, CA"], "time": [10], "tip": ["", 1.5],
+                             "car": [{"size": ["", "large"], "seats": [4]}]}},)  # fmt: skip
+    car = {"type": "dict", "properties": {"size": {"type": "string"}, "seats": {"type": "integer"}}}
+    with_car = RIDE | {
+        "parameters": RIDE["parameters"]
+        | {"properties": RIDE["parameters"]["properties"] | {"car": car}}
+    }
+    entry = Entry("live_simple_0", "live_simple", (), (with_car,), answer)
+    assert first_answer(entry) == [
+        (
+            "uber.ride",
+            {"loc": "Berkeley", "time": 10, "tip": 1.5, "car": {"size": "large", "seats": 4}},
+        )
+    ]
+    assert answer_fits(entry) is True
+    assert (
+        answer_fits(
+            Entry(
+                "live_simple_1",
+                "live_simple",
+                (),
+                (RIDE,),
+                ({"uber.ride": {"loc": ["B"], "time": ["soon"]}},),
+            )
+        )
+        is False
+    )
+    assert answer_fits(entry_of([RIDE])) is None
+
+
 def test_a_sample_is_drawn_with_its_seed_and_kept_in_file_order() -> None:
     entries = [entry_of([RIDE], id=f"x_{i}") for i in range(20)]
     first, again = sample(entries, 5, 3), sample(entries, 5, 3)
@@ -185,24 +218,6 @@ def bfcl_entries(*ids: str) -> dict[str, Entry]:
     for category in {i.rsplit("_", 1)[0] for i in ids}:
         found |= {e.id: e for e in load_entries(category) if e.id in wanted}
     return found
-
-
-def first_choice(options: list[Any]) -> Any:
-    """The first value BFCL accepts for a parameter (None: it may be left out)."""
-    value = next((o for o in options if o != ""), None)
-    if isinstance(value, dict):
-        return {k: first_choice(v) for k, v in value.items() if first_choice(v) is not None}
-    return value
-
-
-def right_calls(entry: Entry) -> list[tuple[str, dict[str, Any]]]:
-    """The calls BFCL's answer lists, each parameter with its first accepted value."""
-    calls = []
-    for answer in entry.answer or ():
-        ((name, parameters),) = answer.items()
-        arguments = {k: first_choice(v) for k, v in parameters.items()}
-        calls.append((name, {k: v for k, v in arguments.items() if v is not None}))
-    return calls
 
 
 @needs_bfcl
@@ -236,7 +251,24 @@ def test_bfcl_s_checker_accepts_right_calls_and_rejects_wrong_ones() -> None:
         e["irrelevance_0"], [("determine_body_mass_index", {"weight": 1.0, "height": 1.0})]
     ).valid
     for entry in e.values():
-        assert entry.irrelevance or check(entry, right_calls(entry)).valid, entry.id
+        assert entry.irrelevance or check(entry, first_answer(entry)).valid, entry.id
+
+
+@needs_bfcl
+def test_an_answer_bfcl_takes_with_a_type_its_schema_does_not_declare_is_flagged() -> None:
+    from benchmarks.bfcl_check import check
+
+    e = bfcl_entries("simple_python_1", "simple_python_307", "irrelevance_0")
+    ((name, arguments),) = first_answer(e["simple_python_307"])
+    assert arguments["venue"] is True  # the schema says string; BFCL's checker takes it
+    assert check(e["simple_python_307"], [(name, arguments)]).valid
+    assert [
+        answer_fits(e[i]) for i in ("simple_python_1", "simple_python_307", "irrelevance_0")
+    ] == [
+        True,
+        False,
+        None,
+    ]
 
 
 def direct_oracle(entries: Mapping[str, Entry]) -> Callable[[ChatRequest], AssistantTurn]:
@@ -267,7 +299,7 @@ def direct_oracle(entries: Mapping[str, Entry]) -> Callable[[ChatRequest], Assis
             return AssistantTurn(
                 tool_calls=[ToolCall(name=name, arguments={"weight": 70.0, "height": 1.8})]
             )
-        calls = [ToolCall(name=names[n], arguments=a) for n, a in right_calls(entry)]
+        calls = [ToolCall(name=names[n], arguments=a) for n, a in first_answer(entry)]
         return AssistantTurn(tool_calls=calls)
 
     return reply
@@ -354,7 +386,7 @@ async def test_the_pooled_setting_asks_through_the_hierarchy_and_retrieval_and_m
         if gold_slug[entry.id] in names:  # the main agent, offered the categories
             call = {"objective": entry.request, "exact_input": entry.request}
             return AssistantTurn(tool_calls=[ToolCall(name=gold_slug[entry.id], arguments=call)])
-        ((_, arguments),) = right_calls(entry)
+        ((_, arguments),) = first_answer(entry)
         return AssistantTurn(tool_calls=[ToolCall(name=offered[entry.id], arguments=arguments)])
 
     samples = {"live_simple": Sample(asked, 258, 0)}
@@ -387,7 +419,7 @@ def test_the_command_sends_the_plain_side_without_recovery_and_stores_rows_as_th
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
     (entry,) = sample(load_entries("simple_python"), 1, 7).entries
-    ((name, arguments),) = right_calls(entry)
+    ((name, arguments),) = first_answer(entry)
     (offered,) = tool_names([name])
     text_call = (
         f"<tool_call>\n{json.dumps({'name': offered, 'arguments': arguments})}\n</tool_call>"
