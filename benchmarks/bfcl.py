@@ -37,7 +37,6 @@ from .bfcl_data import (
     Sample,
     answer_fits,
     load_entries,
-    pooled_tools,
     sample,
     tools_for,
 )
@@ -175,8 +174,8 @@ async def run_pooled(
 ) -> dict[str, Any]:
     """The sampled questions over one catalog of every function of `pool`."""
     counter = CountingModel(model)
-    tools = pooled_tools(pool, Ledger())
-    catalog = PooledCatalog(tools, counter, top_k=top_k)
+    catalog = PooledCatalog(pool, counter, top_k=top_k)
+    tools = catalog.tools
     _say(f"pooled catalog: {len(tools)} functions in {len(catalog.meta.categories)} categories")
     rows: list[dict[str, Any]] = []
     for category, drawn in samples.items():

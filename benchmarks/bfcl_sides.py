@@ -33,7 +33,7 @@ from meta_tools.llm.types import ChatRequest, Message
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
 
-from .bfcl_data import BfclTool, Entry, Ledger
+from .bfcl_data import BfclTool, Entry, Ledger, pooled_tools
 from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "ask_category_call",
     "ask_plain",
     "ask_pooled",
+    "direct_category",
 ]
 
 DIRECT_CATEGORY = ("functions", "The functions that come with this request.")
@@ -122,14 +123,14 @@ class PooledCatalog:
 
     def __init__(
         self,
-        tools: Sequence[BfclTool],
+        entries: Sequence[Entry],
         model: ChatModel,
         *,
         tools_per_call: int = 10,
         top_k: int = 10,
     ) -> None:
-        self.tools = list(tools)
-        self.ledger = self.tools[0].ledger if self.tools else Ledger()
+        self.ledger = Ledger()
+        self.tools = pooled_tools(entries, self.ledger)
         self.drafts = draft_categories(self.tools, [""] * len(self.tools), by="topic")
         by_name = {t.name: t for t in self.tools}
         managers = [

@@ -366,7 +366,7 @@ async def test_the_pooled_setting_asks_through_the_hierarchy_and_retrieval_and_m
     pool = [found[i] for i in pool_ids]
     asked = [found["live_simple_26-6-0"], found["live_simple_0-0-0"]]
     # The same pool gives the same tools and groups: read the names the model will see.
-    catalog = PooledCatalog(pooled_tools(pool, Ledger()), ScriptedModel([]))
+    catalog = PooledCatalog(pool, ScriptedModel([]))
     offered: dict[str, str] = {}
     gold_slug: dict[str, str] = {}
     for entry in asked:
