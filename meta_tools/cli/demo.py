@@ -291,7 +291,10 @@ def friday_model(questions: Sequence[Question], meta: MetaManager) -> ScriptedMo
         raise LookupError(f"the demo needs a category with the tool {tool!r}; check the config")
 
     def decide(request: ChatRequest) -> AssistantTurn:
-        last_user = max(i for i, m in enumerate(request.messages) if m.role == "user")
+        # The user's last question (notes from the agent loop are user messages too).
+        last_user = max(
+            i for i, m in enumerate(request.messages) if m.role == "user" and m.content in by_text
+        )
         question = by_text[request.messages[last_user].content]
         replies = [m for m in request.messages[last_user:] if m.role == "tool"]
         if not replies:
