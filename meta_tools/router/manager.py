@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
@@ -44,6 +45,16 @@ FIND_CATEGORIES = "find_categories"
 """The tool offered beside a ranked subset of categories, to reach the others."""
 FOUND_LIMIT = 5
 """Categories a `find_categories` call returns."""
+
+
+def tool_words(name: str) -> str:
+    """A tool's function name as words: `ColorMe__RandomColorSet` -> `random color set`.
+
+    A server prefix (before `__`) is dropped; snake, kebab and camel case are split.
+    """
+    own = name.rsplit("__", 1)[-1]
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", own)
+    return " ".join(word.lower() for word in words) or own
 
 
 def find_categories_tool() -> dict[str, Any]:
@@ -301,7 +312,7 @@ class MetaManager(AsyncCloseable):
         """What a `find_categories` call returns: the best categories for `task`, as JSON."""
         found = [
             {"category": r.category.slug, "description": r.category.description}
-            | ({"tools": list(r.tools)} if r.tools else {})
+            | ({"can": [tool_words(name) for name in r.tools]} if r.tools else {})
             for r in self.find_categories(task)
         ]
         if not found:
@@ -344,11 +355,16 @@ class MetaManager(AsyncCloseable):
         return tools
 
     def _ranked_description(self, ranked: RankedCategory) -> str:
+        """The category's description and what its best-matching tools do, in words.
+
+        Tools are named in words, not by their function names: offered a name,
+        a small model calls it as if it were one of its own tools.
+        """
         manager = ranked.category
         if not ranked.tools:
             return self.tool_description(manager)
-        tools = ", ".join(ranked.tools)
-        return f"{manager.description.rstrip()} Tools: {tools}. {CATEGORY_SENTENCE}"
+        can = "; ".join(dict.fromkeys(tool_words(name) for name in ranked.tools))
+        return f"{manager.description.rstrip()} It can: {can}. {CATEGORY_SENTENCE}"
 
     @staticmethod
     def _openai_tool(manager: CategoryManager, description: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import ConfigError, ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.router.manager import FIND_CATEGORIES, MetaManager
+from meta_tools.router.manager import FIND_CATEGORIES, MetaManager, tool_words
 from meta_tools.router.ranking import MAX_TEXT_CHARS
 from meta_tools.serve.server import build_server
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
@@ -142,12 +142,21 @@ def test_the_ranking_follows_a_category_s_new_tools() -> None:
 
 
 # -- the offered subset ------------------------------------------------------------------
+def test_tool_names_are_described_in_words() -> None:
+    assert tool_words("ColorMe__RandomColorSet") == "random color set"
+    assert tool_words("BMI_v2__Gives_the_BMI_when_you_Input") == "gives the bmi when you input"
+    assert tool_words("track_parcel") == "track parcel"
+    assert tool_words("getURLInfo-v2") == "get url info v 2"
+
+
 def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order() -> None:
     meta = world(ScriptedModel([]), max_categories=2)
     tools = meta.openai_tools("Track parcel CA107 and tell me where the parcel is")
     assert names(tools)[0] == "parcels" and len(tools) == 3
     assert names(tools)[-1] == FIND_CATEGORIES
-    assert "Tools: track_parcel" in tools[0]["function"]["description"]
+    # Its best tools in words, not as names a small model would call as its own tools.
+    assert "It can: track parcel; parcel health." in tools[0]["function"]["description"]
+    assert "track_parcel" not in json.dumps(tools)
     used = meta.openai_tools("Track parcel CA107", include=["weather"])
     assert names(used)[:1] == ["parcels"] and "weather" in names(used)
     # Without a request, or with few enough categories: every category, configured order.
@@ -160,7 +169,7 @@ async def test_find_categories_reaches_the_categories_that_were_not_offered() ->
     meta = world(ScriptedModel([]), max_categories=1)
     result = await meta.call_tool(FIND_CATEGORIES, {"task": "the premier league table"})
     found = json.loads(result.summary)["categories"]
-    assert found[0]["category"] == "football" and found[0]["tools"][0] == "league_table"
+    assert found[0]["category"] == "football" and found[0]["can"][0] == "league table"
     nothing = await meta.call_tool(FIND_CATEGORIES, {"task": "xyzzy"})
     assert json.loads(nothing.summary)["categories"] == []
     with pytest.raises(ToolArgumentsError, match="'task' is required"):
