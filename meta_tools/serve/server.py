@@ -363,8 +363,9 @@ async def serve(
             await serve_http(app, listen, task_status, caught)
     # Only now that every MCP session and subprocess is closed: let the signal act.
     for number in reversed(caught):
-        # It acts as by default even when the process was started with it ignored (a
-        # background job): the service stopped for it, so it must not end with status 0.
-        default = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
-        signal.signal(number, default)
+        if signal.getsignal(number) == signal.SIG_IGN:
+            # Started with it ignored (a shell's background job), the service still
+            # stopped for it: it acts as by default, so the exit status says so.
+            default = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
+            signal.signal(number, default)
         signal.raise_signal(number)
