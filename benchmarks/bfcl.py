@@ -20,8 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from .bfcl_data import (
     tools_for,
 )
 from .bfcl_sides import Answered, PooledCatalog, ask_category_call, ask_plain, ask_pooled
-from .e2e import summarize
+from .e2e import Checkpoint, checkpoint, store, summarize
 from .e2e_sides import CountingModel
 
 __all__ = ["DIFFERENCES", "main", "run_direct", "run_pooled", "score"]
@@ -76,8 +75,6 @@ DIFFERENCES = (
     " stored); BFCL scores every entry.",
 )
 """What this harness does differently from BFCL's own runs (printed next to the tables)."""
-
-Checkpoint = Callable[[list[dict[str, Any]]], None]
 
 
 def _say(text: str) -> None:
@@ -299,26 +296,6 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _store(out: Path, model: str, record: dict[str, Any]) -> None:
-    """Add (or update) the run of `model` in the results file."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stored: dict[str, Any] = (
-        json.loads(out.read_text()) if out.exists() else {"benchmark": "bfcl", "runs": {}}
-    )
-    stored["runs"][model] = stored["runs"].get(model, {}) | record
-    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def _checkpoint(out: Path, model: str, record: dict[str, Any], name: str) -> Checkpoint:
-    def save(rows: list[dict[str, Any]]) -> None:
-        sides = {
-            s: summarize([r for r in rows if r["side"] == s]) for s in {r["side"] for r in rows}
-        }
-        _store(out, model, record | {name: {"partial": True, "sides": sides, "runs": rows}})
-
-    return save
-
-
 def _samples(categories: Mapping[str, str], limit: int | None, seed: int) -> dict[str, Sample]:
     return {name: sample(load_entries(bfcl), limit, seed) for name, bfcl in categories.items()}
 
@@ -332,21 +309,21 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
             names = [c.strip() for c in args.categories.split(",") if c.strip()]
             samples = _samples({c: CATEGORIES[c] for c in names}, args.limit, args.seed)
             sides = [s for s in DIRECT_SIDES if wanted is None or s in wanted]
-            save = _checkpoint(out, args.model, record, "direct")
+            save = checkpoint(out, args.model, record, "direct", benchmark="bfcl")
             record["direct"] = await run_direct(
                 model, samples, sides, plain_model=plain, on_row=save
             )
-            _store(out, args.model, record)
+            store(out, args.model, record, benchmark="bfcl")
             _say(show_direct(f"BFCL direct, {args.model}", record["direct"]))
         if args.setting in ("pooled", "both"):
             pool = [e for category in LIVE for e in load_entries(category)]
             samples = _samples({c: c for c in POOLED_QUESTIONS}, args.limit, args.seed)
             sides = [s for s in POOLED_SIDES if wanted is None or s in wanted]
-            save = _checkpoint(out, args.model, record, "pooled")
+            save = checkpoint(out, args.model, record, "pooled", benchmark="bfcl")
             record["pooled"] = await run_pooled(
                 model, pool, samples, sides, top_k=args.top_k, on_row=save
             )
-            _store(out, args.model, record)
+            store(out, args.model, record, benchmark="bfcl")
             _say(show_pooled(f"BFCL pooled, {args.model}", record["pooled"]))
         _say(differences())
     finally:

@@ -401,22 +401,27 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _store(out: Path, model: str, record: dict[str, Any]) -> None:
-    """Add (or update) the run of `model` in the results file."""
+def store(out: Path, model: str, record: dict[str, Any], *, benchmark: str = "e2e") -> None:
+    """Add (or update) the run of `model` in the results file of `benchmark`."""
     out.parent.mkdir(parents=True, exist_ok=True)
     stored: dict[str, Any] = (
-        json.loads(out.read_text()) if out.exists() else {"benchmark": "e2e", "runs": {}}
+        json.loads(out.read_text()) if out.exists() else {"benchmark": benchmark, "runs": {}}
     )
     stored["runs"][model] = stored["runs"].get(model, {}) | record
-    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False) + "\n")
+    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def _checkpoint(out: Path, model: str, record: dict[str, Any], name: str) -> Checkpoint:
+def checkpoint(
+    out: Path, model: str, record: dict[str, Any], name: str, *, benchmark: str = "e2e"
+) -> Checkpoint:
+    """Store the rows so far under `name`, marked partial, after every row."""
+
     def save(rows: list[dict[str, Any]]) -> None:
         sides = {
             s: summarize([r for r in rows if r["side"] == s]) for s in {r["side"] for r in rows}
         }
-        _store(out, model, record | {name: {"partial": True, "sides": sides, "runs": rows}})
+        part = {name: {"partial": True, "sides": sides, "runs": rows}}
+        store(out, model, record | part, benchmark=benchmark)
 
     return save
 
@@ -430,13 +435,13 @@ async def _run_sets(
             tasks = chosen(TASKS, args.tasks)[: args.limit]
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
-            save = _checkpoint(out, args.model, record, "demo")
+            save = checkpoint(out, args.model, record, "demo")
             record["demo"] = await run_demo(model, tasks, sides, on_row=save)
-            _store(out, args.model, record)
+            store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
         if args.set in ("catalog", "both"):
             sides = [s for s in CATALOG_SIDES if wanted is None or s in wanted]
-            save = _checkpoint(out, args.model, record, "catalog")
+            save = checkpoint(out, args.model, record, "catalog")
             found = await run_catalog(
                 model,
                 args.data,
@@ -450,10 +455,10 @@ async def _run_sets(
                 on_row=save,
             )
             record["catalog"] = found
-            _store(out, args.model, record)
+            store(out, args.model, record)
             _say(show(f"large catalog ({found['tools']} tools), {args.model}", found["sides"]))
         if args.set == "routing":
-            save = _checkpoint(out, args.model, record, "routing")
+            save = checkpoint(out, args.model, record, "routing")
             orders = [int(x) for x in args.routing_orders.split(",") if x.strip()]
             routed = await run_routing(
                 model,
@@ -465,7 +470,7 @@ async def _run_sets(
                 on_row=save,
             )
             record["routing"] = routed
-            _store(out, args.model, record)
+            store(out, args.model, record)
             _say(show(f"routing only, {args.model}", routed["sides"]))
     finally:
         close = getattr(model, "aclose", None)

@@ -29,7 +29,10 @@ from .checks import NoModel, check_category, check_config, editor_schema, groupi
 from .common import (
     DEFAULT_CONFIG,
     LOG_LEVELS,
+    CategoryArgument,
     ConfigOption,
+    InputOption,
+    ObjectiveOption,
     ToolsOption,
     TraceOption,
     _errors,
@@ -212,9 +215,9 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
 @app.command()
 def run(
     ctx: typer.Context,
-    category: Annotated[str, typer.Argument(help="The category (its tool name or display name).")],
-    objective: Annotated[str, typer.Option("--objective", "-o", help="The goal.")],
-    exact_input: Annotated[str, typer.Option("--input", "-i", help="The exact input.")],
+    category: CategoryArgument,
+    objective: ObjectiveOption,
+    exact_input: InputOption,
     config: ConfigOption = DEFAULT_CONFIG,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the result as JSON.")] = False,
     trace: TraceOption = None,
@@ -266,9 +269,9 @@ def run(
 @app.command()
 def prompt(
     ctx: typer.Context,
-    category: Annotated[str, typer.Argument(help="The category (its tool name or display name).")],
-    objective: Annotated[str, typer.Option("--objective", "-o", help="The goal.")],
-    exact_input: Annotated[str, typer.Option("--input", "-i", help="The exact input.")],
+    category: CategoryArgument,
+    objective: ObjectiveOption,
+    exact_input: InputOption,
     config: ConfigOption = DEFAULT_CONFIG,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     tools: ToolsOption = None,

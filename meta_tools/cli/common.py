@@ -50,6 +50,11 @@ ConfigOption = Annotated[
     Path,
     typer.Option("--config", "-c", help="The config file.", show_default=True, metavar="FILE"),
 ]
+CategoryArgument = Annotated[
+    str, typer.Argument(help="The category (its tool name or display name).")
+]
+ObjectiveOption = Annotated[str, typer.Option("--objective", "-o", help="The goal.")]
+InputOption = Annotated[str, typer.Option("--input", "-i", help="The exact input.")]
 ToolsOption = Annotated[
     list[str] | None,
     typer.Option(
