@@ -304,6 +304,15 @@ class MetaManager(AsyncCloseable):
             self._ranking = (key, CategoryRanking(managers))
         return self._ranking[1]
 
+    def tool_holder(self, name: str) -> CategoryManager | None:
+        """The category holding the tool `name` (its function name or that name in words).
+
+        None when no category holds it, or several do. A small model shown a
+        category's tools in words sometimes calls one of them by name; this is
+        where such a call belongs.
+        """
+        return self._current_ranking().holder(name)
+
     def find_categories(self, task: str, *, limit: int = FOUND_LIMIT) -> list[RankedCategory]:
         """The categories that fit `task` best (only those it matched), best first."""
         return [r for r in self.rank(task) if r.score > 0][:limit]

@@ -14,6 +14,7 @@ set of categories and their tools, and bounded: a text is cut to `MAX_TEXT_CHARS
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,6 +36,17 @@ TOOLS_SHOWN = 3
 """Best-matching tools named per ranked category."""
 
 
+def name_forms(name: str) -> tuple[str, ...]:
+    """How a tool's name may be written back: in full, or without its server prefix.
+
+    Both are reduced to lower-case letters and digits, so case, `_`, `-` and spaces
+    do not matter.
+    """
+    full = re.sub(r"[^a-z0-9]", "", name.lower())
+    own = re.sub(r"[^a-z0-9]", "", name.rsplit("__", 1)[-1].lower())
+    return tuple(dict.fromkeys(form for form in (full, own) if form))
+
+
 @dataclass(frozen=True, slots=True)
 class RankedCategory:
     """A category's place for one text: its score and the tools that matched it best."""
@@ -53,11 +65,19 @@ class CategoryRanking:
         documents: list[str] = []
         categories_of: list[int] = []  # per tool document: its category's position
         self._names: list[str] = []  # per tool document: the tool's name
+        holders: dict[str, set[int]] = {}  # a tool name's forms -> the categories holding it
         for position, manager in enumerate(self.categories):
             for tool in manager.tools.list_tools():
                 documents.append(tool_document(tool))
                 categories_of.append(position)
                 self._names.append(tool.name)
+                for form in name_forms(tool.name):
+                    holders.setdefault(form, set()).add(position)
+        self._holders = {
+            form: self.categories[next(iter(held))]
+            for form, held in holders.items()
+            if len(held) == 1
+        }
         self._own_text = len(documents)
         self._category_of = np.array(categories_of, dtype=np.int64)
         # Where each category's documents start (they are contiguous, in category order).
@@ -65,6 +85,17 @@ class CategoryRanking:
         self._start_list: list[int] = self._starts.tolist()
         documents += [f"{m.name}. {m.description}" for m in self.categories]
         self._index = Bm25Index(documents) if documents else None
+
+    def holder(self, name: str) -> CategoryManager | None:
+        """The one category holding a tool called `name`, in any spelling; None if none or many.
+
+        `ColorMe__RandomColorSet`, `RandomColorSet` and `random color set` name the same tool.
+        """
+        for form in name_forms(name):
+            found = self._holders.get(form)
+            if found is not None:
+                return found
+        return None
 
     def rank(self, text: str, *, leave_out: Container[str] = ()) -> list[RankedCategory]:
         """Every category, best first, for `text`; a category no word matched scores 0.

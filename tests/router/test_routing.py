@@ -335,6 +335,100 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     assert seen[-1].content == EACH_RESULT  # two results in the round: each is asked for
 
 
+# -- calls the main agent wrote in another shape -----------------------------------------
+def test_a_tool_is_found_by_its_name_in_any_spelling_and_only_when_one_category_holds_it() -> None:
+    meta = world(ScriptedModel([]))
+    for written in ("track_parcel", "TrackParcel", "track parcel", "Parcels__track-parcel"):
+        holder = meta.tool_holder(written)
+        assert holder is not None and holder.name == "Parcels", written
+    assert meta.tool_holder("track_the_parcel") is None
+    meta.get_category("weather").set_tools([forecast, track_parcel])
+    assert meta.tool_holder("track_parcel") is None  # two categories hold it: no guess
+
+
+def _main_calls(call: ToolCall) -> ScriptedModel:
+    return ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text="Done.")])
+
+
+VALUES = {"track_parcel": {"tracking_number": "CA107"}, "forecast": {"city": "Paris"}}
+
+
+def _category_run() -> ScriptedModel:
+    """Every category calls its first tool (with the test's values), then answers."""
+
+    def reply(request: ChatRequest) -> AssistantTurn:
+        if has_results(request):
+            return AssistantTurn(text="Found it.")
+        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
+        arguments = VALUES.get(offered[0], {})
+        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+
+    return ScriptedModel.from_function(reply)
+
+
+@pytest.mark.parametrize("name", ["track_parcel", "TrackParcel", "track parcel"])
+async def test_a_tool_called_by_name_runs_in_the_category_that_holds_it(name: str) -> None:
+    question = "Where is my parcel CA107?"
+    call = ToolCall(name=name, arguments={"tracking_number": "CA107"})
+    main, categories = _main_calls(call), _category_run()
+    steps: list[Any] = []
+
+    async def sink(step: Any) -> None:
+        steps.append(step)
+
+    agent = MainAgent(main, world(categories, max_categories=8))
+    assert await agent.ask(question, on_step=sink) == "Done."
+    called = [s.call for s in steps if type(s).__name__ == "CategoryCalled"]
+    assert [c.name for c in called] == ["parcels"]
+    assert called[0].id == call.id
+    assert called[0].arguments == {
+        "objective": question,
+        "exact_input": f'{name} {{"tracking_number": "CA107"}}',
+    }
+    assert category_named(categories.requests[0]) == "Parcels"
+    assert "Exact input: " + called[0].arguments["exact_input"] in (
+        categories.requests[0].messages[1].content
+    )
+    reply = next(m for m in main.requests[1].messages if m.role == "tool")
+    assert reply.tool_call_id == call.id and "Found it." in reply.content
+
+
+async def test_a_category_called_with_a_tool_s_arguments_gets_them_as_its_input() -> None:
+    question = "Forecast for Paris please"
+    calls = [
+        ToolCall(name="weather", arguments={"city": "Paris"}),
+        ToolCall(name="Weather", arguments={"objective": "", "exact_input": {"city": "Paris"}}),
+        ToolCall(name="weather", arguments={"objective": "The forecast"}),
+    ]
+    expected = [
+        {"objective": question, "exact_input": '{"city": "Paris"}'},
+        {"objective": question, "exact_input": '{"city": "Paris"}'},
+        {"objective": "The forecast", "exact_input": question},
+    ]
+    for call, arguments in zip(calls, expected, strict=True):
+        categories = _category_run()
+        main = _main_calls(call)
+        assert await MainAgent(main, world(categories, max_categories=8)).ask(question) == "Done."
+        seen = main.requests[1].messages
+        reply = next(m for m in seen if m.role == "tool")
+        assert reply.name == "weather" and "Found it." in reply.content, call
+        given = categories.requests[0].messages[1].content
+        assert (
+            given == f"Objective: {arguments['objective']}\nExact input: {arguments['exact_input']}"
+        )
+
+
+async def test_a_name_that_is_neither_a_category_nor_a_tool_gets_the_error_listing_categories() -> (
+    None
+):
+    call = ToolCall(name="teleport", arguments={"to": "Mars"})
+    main, categories = _main_calls(call), _category_run()
+    assert await MainAgent(main, world(categories)).ask("Teleport me to Mars") == "Done."
+    reply = next(m for m in main.requests[1].messages if m.role == "tool")
+    assert reply.content.startswith("error: unknown category 'teleport'")
+    assert categories.requests == []
+
+
 # -- the config section ------------------------------------------------------------------
 def test_the_routing_section_is_read_and_checked(tmp_path: Path) -> None:
     category = {"description": "Arithmetic.", "tools": ["add"]}
