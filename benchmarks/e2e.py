@@ -275,7 +275,7 @@ async def run_routing(
     """The main agent's first category for `count` queries: one model call each.
 
     `ranked`: the offer of `MainAgent` with ranking (the best `max_categories`, then
-    `find_categories`); `all`: every category in list order. Each category order
+    `any_category`; the category such a call or a call by a tool's name runs in counts); `all`: every category in list order. Each category order
     (`order_seeds`) is a separate run, to show whether the result depends on it.
     """
     catalog = load_large_catalog(data)
@@ -293,7 +293,8 @@ async def run_routing(
         # server's cached prompt prefix.
         for mode, query in itertools.product(modes, queries):
             gold = {slugs[c] for c in catalog.gold_categories(query)}
-            request = MainAgent(counter, routers[mode]).request_for(query["query"])
+            agent = MainAgent(counter, routers[mode])
+            request = agent.request_for(query["query"])
             key = request.model_dump_json()
             started = time.perf_counter()
             reused = key in asked
@@ -301,7 +302,9 @@ async def run_routing(
             asked[key] = turn
             took = time.perf_counter() - started
             counted = counter.take()
-            first = turn.tool_calls[0].name if turn.tool_calls else None
+            first = (
+                agent.category_for(turn.tool_calls[0], query["query"]) if turn.tool_calls else None
+            )
             row = {"task": query["qid"], "side": f"{mode}/order{order_seed}",
                    "correct": first in gold, "right_tool": first in gold, "first": first,
                    "gold": sorted(gold), "error": None, "reused_reply": reused,

@@ -24,7 +24,7 @@ from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.recovery import MAX_NUDGES, unread_call_note
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
-from meta_tools.router.manager import FIND_CATEGORIES, MetaManager
+from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.pack import ToolPack
 
@@ -91,7 +91,8 @@ class Run:
     statuses: list[str] = field(default_factory=list)
     """Category statuses (hierarchy and category-call sides)."""
     categories: list[str] = field(default_factory=list)
-    """The categories the main agent called, in order (hierarchy sides; not find_categories)."""
+    """The categories the main agent called, in order (hierarchy sides; for an `any_category`
+    call, the category the router ran it in first)."""
     error: str | None = None
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -125,9 +126,12 @@ async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) 
     counter.take()
 
     async def step(event: AgentStep) -> None:
-        if isinstance(event, CategoryCalled) and event.call.name != FIND_CATEGORIES:
+        if isinstance(event, CategoryCalled) and event.call.name != ANY_CATEGORY:
             run.categories.append(event.call.name)
         if isinstance(event, CategoryReturned) and event.result is not None:
+            if event.call.name == ANY_CATEGORY:
+                first = (event.result.declined or [event.result.category])[0]
+                run.categories.append(meta.get_category(first).slug)
             _took(run, event.result)
 
     try:

@@ -25,7 +25,7 @@ from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import MAX_NUDGES, unread_call_note
 from .llm.types import ChatRequest, Message, ToolCall
-from .router.manager import FIND_CATEGORIES, MetaManager
+from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
     "ANSWER_NOW",
@@ -144,13 +144,12 @@ class MainAgent:
         turn = [Message(role="user", content=text)]
         history = [message for past in self._turns for message in past]
         system = Message(role="system", content=self.instructions)
-        found: list[str] = []  # categories its find_categories calls returned, this message
         answer: str | None = None
         results: list[CategoryResult] = []
         answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
         nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
-            reply = await self.model.complete(self._request([*history, *turn], text, found))
+            reply = await self.model.complete(self._request([*history, *turn], text))
             if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
                 nudges += 1
@@ -164,7 +163,7 @@ class MainAgent:
             turn.append(reply.as_message())
             returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
-            replies, only_repeats = await self._call_all(calls, on_step, returned, answered, found)
+            replies, only_repeats = await self._call_all(calls, on_step, returned, answered)
             before = len(results)
             results.extend(returned.values())
             turn.extend(replies)
@@ -197,7 +196,6 @@ class MainAgent:
         on_step: StepSink | None,
         returned: dict[str, CategoryResult],
         answered: dict[str, CategoryResult],
-        found: list[str],
     ) -> tuple[list[Message], bool]:
         """Run the calls of one round concurrently; the tool messages keep the calls' order.
 
@@ -210,9 +208,7 @@ class MainAgent:
         repeats = [key in answered for key in keys]
 
         async def call_one(index: int, call: ToolCall) -> None:
-            if call.name == FIND_CATEGORIES:
-                content = self._find(call, found)
-            elif repeats[index]:
+            if repeats[index]:
                 content = answered[keys[index]].for_agent()
             else:
                 if on_step is not None:
@@ -239,23 +235,26 @@ class MainAgent:
 
         Seen with the 1.5B over 2,009 tools: it calls a tool it read of in a
         category's description by the tool's name, or a category with a tool's
-        own arguments. A call naming a tool goes to the category holding it;
-        arguments other than `objective` and `exact_input` become `exact_input`
-        (JSON), and a missing `objective` is the user's message (`text`). A name
-        that is neither a category nor a tool is left alone: its error lists the
-        categories. The tool message still answers the call by its id.
+        own arguments, or a category that does not exist. A call naming a tool
+        goes to the category holding it, any other unknown name to `any_category`
+        (the best-ranked category for it); arguments other than `objective` and
+        `exact_input` become `exact_input` (JSON), and a missing `objective` is the
+        user's message (`text`). The tool message still answers the call by its id.
         """
-        if call.name == FIND_CATEGORIES or not isinstance(call.arguments, dict):
+        if not isinstance(call.arguments, dict):
             return call
         arguments = dict(call.arguments)
         try:
-            slug = self.meta.get_category(call.name).slug
+            slug = (
+                ANY_CATEGORY
+                if call.name == ANY_CATEGORY
+                else self.meta.get_category(call.name).slug
+            )
             tool = ""
         except CategoryNotFoundError:
             holder = self.meta.tool_holder(call.name)
-            if holder is None:
-                return call
-            slug, tool = holder.slug, f"{call.name} "
+            slug = ANY_CATEGORY if holder is None else holder.slug
+            tool = f"{call.name} "
         objective = arguments.pop("objective", None)
         exact_input = arguments.pop("exact_input", None)
         if isinstance(objective, str) and isinstance(exact_input, str) and not arguments:
@@ -270,28 +269,31 @@ class MainAgent:
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
 
+    def category_for(self, call: ToolCall, text: str) -> str | None:
+        """The slug of the category a call of this agent's model, for user message `text`,
+        runs in first; None when it reaches none (an unknown name, bad arguments)."""
+        category_call = self._as_category_call(call, text)
+        if not isinstance(category_call.arguments, dict):
+            return None
+        try:
+            return self.meta.check_call(category_call.name, category_call.arguments).category.slug
+        except (CategoryNotFoundError, ToolArgumentsError):
+            return None
+
     def request_for(self, text: str) -> ChatRequest:
         """The request this agent's model gets first for the user message `text`.
 
         With more categories than the router's `routing.max_categories`, it offers
         the best-ranked ones for `text` (and those the conversation used) in rank
-        order, and `find_categories`.
+        order, and `any_category`.
         """
         history = [message for past in self._turns for message in past]
-        return self._request([*history, Message(role="user", content=text)], text, [])
+        return self._request([*history, Message(role="user", content=text)], text)
 
-    def _request(self, messages: list[Message], text: str, found: list[str]) -> ChatRequest:
-        tools = self.meta.openai_tools(text, include=[*self._used, *found])
+    def _request(self, messages: list[Message], text: str) -> ChatRequest:
+        tools = self.meta.openai_tools(text, include=self._used)
         system = Message(role="system", content=self.instructions)
         return ChatRequest(messages=[system, *messages], tools=without_parameter_notes(tools))
-
-    def _find(self, call: ToolCall, found: list[str]) -> str:
-        """Answer a `find_categories` call; the categories it returns are offered from now on."""
-        task = call.arguments.get("task") if isinstance(call.arguments, dict) else None
-        if not isinstance(task, str) or not task.strip():
-            return "error: find_categories needs `task`: a description of what must be done"
-        found.extend(r.category.slug for r in self.meta.find_categories(task))
-        return self.meta.found_text(task)
 
     async def _finish_remainders(
         self,

@@ -137,8 +137,8 @@ class RoutingConfig(_Strict):
     """How the router chooses among many categories (see `MetaManager.rank`).
 
     `max_categories`: with more categories than this, a main agent is offered
-    only the best-ranked ones for each message (plus `find_categories` for the
-    rest). `retry_categories`: when a category declines, the call is run in at
+    only the best-ranked ones for each message (plus `any_category`, which
+    reaches the rest). `retry_categories`: when a category declines, the call is run in at
     most this many next-ranked categories (0: never).
     """
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -31,8 +30,8 @@ from .assembly import ConfigAssembly, category_table
 from .ranking import CategoryRanking, RankedCategory
 
 __all__ = [
+    "ANY_CATEGORY",
     "CATEGORY_SENTENCE",
-    "FIND_CATEGORIES",
     "CategoryCall",
     "MetaManager",
     "category_not_found",
@@ -41,10 +40,8 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
-FIND_CATEGORIES = "find_categories"
-"""The tool offered beside a ranked subset of categories, to reach the others."""
-FOUND_LIMIT = 5
-"""Categories a `find_categories` call returns."""
+ANY_CATEGORY = "any_category"
+"""The tool offered beside a ranked subset of categories: the router picks the category."""
 
 
 def tool_words(name: str) -> str:
@@ -57,21 +54,17 @@ def tool_words(name: str) -> str:
     return " ".join(word.lower() for word in words) or own
 
 
-def find_categories_tool() -> dict[str, Any]:
-    """The OpenAI function that finds categories for a task none of the offered ones fits."""
+def any_category_tool() -> dict[str, Any]:
+    """The OpenAI function that reaches every category: the ranking picks where the task runs."""
     return {
         "type": "function",
         "function": {
-            "name": FIND_CATEGORIES,
+            "name": ANY_CATEGORY,
             "description": (
-                "Find more categories: when no category offered fits the task, describe"
-                " the task; the categories that fit best are returned and can then be called."
+                "Any other category: when none of the offered categories fits the task,"
+                " call this; the task runs in the category that fits it best, among all of them."
             ),
-            "parameters": {
-                "type": "object",
-                "properties": {"task": {"type": "string", "description": "What must be done."}},
-                "required": ["task"],
-            },
+            "parameters": category_parameters(),
         },
     }
 
@@ -313,21 +306,6 @@ class MetaManager(AsyncCloseable):
         """
         return self._current_ranking().holder(name)
 
-    def find_categories(self, task: str, *, limit: int = FOUND_LIMIT) -> list[RankedCategory]:
-        """The categories that fit `task` best (only those it matched), best first."""
-        return [r for r in self.rank(task) if r.score > 0][:limit]
-
-    def found_text(self, task: str) -> str:
-        """What a `find_categories` call returns: the best categories for `task`, as JSON."""
-        found = [
-            {"category": r.category.slug, "description": r.category.description}
-            | ({"can": [tool_words(name) for name in r.tools]} if r.tools else {})
-            for r in self.find_categories(task)
-        ]
-        if not found:
-            return json.dumps({"categories": [], "note": "No category fits this task."})
-        return json.dumps({"categories": found}, ensure_ascii=False)
-
     def offered(
         self, request: str | None = None, *, include: Iterable[str] = ()
     ) -> list[RankedCategory] | None:
@@ -336,7 +314,7 @@ class MetaManager(AsyncCloseable):
         With more categories than `routing.max_categories`, the best-ranked ones for
         `request` in rank order, plus those named in `include` (slugs: the categories
         the conversation already used), so the offered list stays short and the best
-        fits come first. The rest stay reachable through `find_categories`.
+        fits come first. The rest stay reachable through `any_category`.
         """
         limit = self.routing.max_categories
         if request is None or len(self._managers) <= limit:
@@ -353,14 +331,14 @@ class MetaManager(AsyncCloseable):
         When `request` is given and the router has more categories than
         `routing.max_categories`, the best-ranked categories come first, each
         described with its best-matching tools for `request`, followed by the
-        `find_categories` function (answer it with `call_tool`).
+        `any_category` function (`call_tool` runs it in the best-ranked category).
         """
         offered = self.offered(request, include=include)
         if offered is None:
             return [self._openai_tool(m, self.tool_description(m)) for m in self.categories]
         tools = [self._openai_tool(r.category, self._ranked_description(r)) for r in offered]
-        if FIND_CATEGORIES not in self._managers:
-            tools.append(find_categories_tool())
+        if ANY_CATEGORY not in self._managers:
+            tools.append(any_category_tool())
         return tools
 
     def _ranked_description(self, ranked: RankedCategory) -> str:
@@ -400,11 +378,16 @@ class MetaManager(AsyncCloseable):
     def check_call(self, name: str, arguments: Mapping[str, Any]) -> CategoryCall:
         """The category a call goes to, with its arguments checked.
 
+        A call to `any_category` goes to the best-ranked category for its
+        objective and exact input.
+
         Raises:
-            CategoryNotFoundError: `name` is no category (the message lists them).
+            CategoryNotFoundError: `name` is no category (the message lists them), or
+                `any_category` was called with a task no category's tools match.
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
-        manager = self.get_category(name)
+        anywhere = name == ANY_CATEGORY and name not in self._managers
+        manager = None if anywhere else self.get_category(name)
         problems = [
             f"{key!r} is required and must be a string"
             for key in _PARAMETERS
@@ -416,8 +399,19 @@ class MetaManager(AsyncCloseable):
             for key in sorted(set(arguments) - set(_PARAMETERS))
         ]
         if problems:
-            raise ToolArgumentsError(manager.slug, problems)
-        return CategoryCall(manager, arguments["objective"], arguments["exact_input"])
+            raise ToolArgumentsError(name if manager is None else manager.slug, problems)
+        objective, exact_input = arguments["objective"], arguments["exact_input"]
+        if manager is None:
+            manager = self._best_for(f"{objective}\n{exact_input}")
+        return CategoryCall(manager, objective, exact_input)
+
+    def _best_for(self, text: str) -> CategoryManager:
+        best = next((r.category for r in self.rank(text) if r.score > 0), None)
+        if best is None:
+            raise CategoryNotFoundError(
+                "no category fits this task: no category's tools match its objective or input"
+            )
+        return best
 
     async def call_tool(
         self,
@@ -430,18 +424,13 @@ class MetaManager(AsyncCloseable):
     ) -> CategoryResult:
         """Run one category call (`call_id`: the main agent's id for it, shown in traces).
 
-        `find_categories` (offered by `openai_tools(request)`) is answered here too:
-        its result's summary lists the best categories for its `task`, as JSON.
+        `any_category` (offered by `openai_tools(request)`) runs in the category
+        that ranks best for the call; the result names it.
 
         Raises:
-            CategoryNotFoundError: `name` is no category (the message lists them).
+            CategoryNotFoundError: see `check_call`.
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
-        if name == FIND_CATEGORIES and name not in self._managers:
-            task = arguments.get("task")
-            if not isinstance(task, str) or set(arguments) - {"task"}:
-                raise ToolArgumentsError(name, ["'task' is required and is the only parameter"])
-            return CategoryResult(category=name, status="success", summary=self.found_text(task))
         return await self.run(
             self.check_call(name, arguments), session=session, on_event=on_event, call_id=call_id
         )

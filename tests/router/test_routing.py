@@ -13,10 +13,10 @@ from meta_tools import tool
 from meta_tools.agent import EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import MetaToolsConfig, RoutingConfig
-from meta_tools.exceptions import ConfigError, ToolArgumentsError
+from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.router.manager import FIND_CATEGORIES, MetaManager, tool_words
+from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words
 from meta_tools.router.ranking import MAX_TEXT_CHARS
 from meta_tools.serve.server import build_server
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
@@ -153,7 +153,7 @@ def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order()
     meta = world(ScriptedModel([]), max_categories=2)
     tools = meta.openai_tools("Track parcel CA107 and tell me where the parcel is")
     assert names(tools)[0] == "parcels" and len(tools) == 3
-    assert names(tools)[-1] == FIND_CATEGORIES
+    assert names(tools)[-1] == ANY_CATEGORY
     # Its best tools in words, not as names a small model would call as its own tools.
     assert "It can: track parcel; parcel health." in tools[0]["function"]["description"]
     assert "track_parcel" not in json.dumps(tools)
@@ -162,33 +162,38 @@ def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order()
     # Without a request, or with few enough categories: every category, configured order.
     assert names(meta.openai_tools()) == ["maths", "parcels", "football", "films", "weather"]
     few = world(ScriptedModel([]), max_categories=5)
-    assert FIND_CATEGORIES not in names(few.openai_tools("Track parcel CA107"))
+    assert ANY_CATEGORY not in names(few.openai_tools("Track parcel CA107"))
 
 
-async def test_find_categories_reaches_the_categories_that_were_not_offered() -> None:
-    meta = world(ScriptedModel([]), max_categories=1)
-    result = await meta.call_tool(FIND_CATEGORIES, {"task": "the premier league table"})
-    found = json.loads(result.summary)["categories"]
-    assert found[0]["category"] == "football" and found[0]["can"][0] == "league table"
-    nothing = await meta.call_tool(FIND_CATEGORIES, {"task": "xyzzy"})
-    assert json.loads(nothing.summary)["categories"] == []
-    with pytest.raises(ToolArgumentsError, match="'task' is required"):
-        await meta.call_tool(FIND_CATEGORIES, {"objective": "x"})
+async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
+    model = ScriptedModel.from_function(
+        lambda request: (
+            AssistantTurn(text=f"{category_named(request)} answered.")
+            if has_results(request)
+            else AssistantTurn(
+                tool_calls=[ToolCall(name="league_table", arguments={"league": "premier league"})]
+            )
+        )
+    )
+    meta = world(model, max_categories=1)
+    league = {"objective": "the league table", "exact_input": "premier league"}
+    assert "football" not in names(meta.openai_tools("Track parcel CA107"))
+    result = await meta.call_tool(ANY_CATEGORY, league)
+    assert (result.category, result.status) == ("Football", "success")
+    assert [e.tool for e in result.executions] == ["league_table"]
+    assert meta.check_call(ANY_CATEGORY, league).category.name == "Football"
+    with pytest.raises(CategoryNotFoundError, match="no category fits this task"):
+        await meta.call_tool(ANY_CATEGORY, {"objective": "xyzzy", "exact_input": "plugh"})
+    with pytest.raises(ToolArgumentsError, match="'exact_input' is required"):
+        await meta.call_tool(ANY_CATEGORY, {"objective": "the league table"})
 
 
-async def test_main_agent_offers_ranked_categories_finds_more_and_keeps_those_it_used() -> None:
+async def test_main_agent_offers_ranked_categories_reaches_others_and_keeps_those_it_used() -> None:
     def main_model(request: ChatRequest) -> AssistantTurn:
-        offered = names(request.tools)
-        last = request.messages[-1]
-        if last.role == "tool" and last.name == FIND_CATEGORIES:
-            call = {"objective": "League table", "exact_input": "premier league"}
-            return AssistantTurn(tool_calls=[ToolCall(name="football", arguments=call)])
-        if last.role == "tool":
+        if request.messages[-1].role == "tool":
             return AssistantTurn(text="Arsenal are first.")
-        if "football" not in offered:
-            call = ToolCall(name=FIND_CATEGORIES, arguments={"task": "football league table"})
-            return AssistantTurn(tool_calls=[call])
-        return AssistantTurn(text="Asked again.")
+        call = {"objective": "League table", "exact_input": "premier league"}
+        return AssistantTurn(tool_calls=[ToolCall(name=ANY_CATEGORY, arguments=call)])
 
     def categories(request: ChatRequest) -> AssistantTurn:
         if has_results(request):
@@ -197,14 +202,16 @@ async def test_main_agent_offers_ranked_categories_finds_more_and_keeps_those_it
         return AssistantTurn(tool_calls=[call])
 
     main = ScriptedModel.from_function(main_model)
-    agent = MainAgent(main, world(ScriptedModel.from_function(categories), max_categories=1))
+    category_model = ScriptedModel.from_function(categories)
+    agent = MainAgent(main, world(category_model, max_categories=1))
     assert await agent.ask("Track parcel CA107 where is my parcel") == "Arsenal are first."
-    offered = [names(r.tools) for r in main.requests]
-    assert offered[0] == ["parcels", FIND_CATEGORIES]
-    assert offered[1] == ["parcels", "football", FIND_CATEGORIES]  # found, now offered
+    assert names(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
+    assert [category_named(r) for r in category_model.requests] == ["Football", "Football"]
+    reply = next(m for m in main.requests[1].messages if m.role == "tool")
+    assert '"category":"Football"' in reply.content
     # The next message ranks parcels first again, and keeps football: the conversation used it.
     first = names(agent.request_for("Where is my parcel CA107?").tools)
-    assert first == ["parcels", "football", FIND_CATEGORIES]
+    assert first == ["parcels", "football", ANY_CATEGORY]
 
 
 # -- retry in the next category ----------------------------------------------------------
@@ -418,14 +425,26 @@ async def test_a_category_called_with_a_tool_s_arguments_gets_them_as_its_input(
         )
 
 
-async def test_a_name_that_is_neither_a_category_nor_a_tool_gets_the_error_listing_categories() -> (
-    None
-):
+async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_sends_it() -> None:
+    question = "What is the forecast for Paris?"
+    call = ToolCall(name="weather_forecasts", arguments={"city": "Paris"})
+    main, categories = _main_calls(call), _category_run()
+    agent = MainAgent(main, world(categories))
+    assert agent.category_for(call, question) == "weather"
+    assert await agent.ask(question) == "Done."
+    assert category_named(categories.requests[0]) == "Weather"
+    reply = next(m for m in main.requests[1].messages if m.role == "tool")
+    assert '"category":"Weather"' in reply.content and "Found it." in reply.content
+
+
+async def test_a_call_no_category_fits_is_answered_with_an_error_and_runs_nothing() -> None:
     call = ToolCall(name="teleport", arguments={"to": "Mars"})
     main, categories = _main_calls(call), _category_run()
-    assert await MainAgent(main, world(categories)).ask("Teleport me to Mars") == "Done."
+    agent = MainAgent(main, world(categories))
+    assert agent.category_for(call, "Beam me up") is None
+    assert await agent.ask("Beam me up") == "Done."
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
-    assert reply.content.startswith("error: unknown category 'teleport'")
+    assert reply.content.startswith("error: no category fits this task")
     assert categories.requests == []
 
 
