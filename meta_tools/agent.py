@@ -23,8 +23,9 @@ from .category.result import CategoryResult
 from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import MAX_NUDGES, unread_call_note
-from .llm.types import ChatRequest, Message, ToolCall
+from .llm.recovery import MAX_NUDGES, arecover_turn, unread_call_note
+from .llm.text_calls import TextCalls
+from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall
 from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
@@ -149,7 +150,8 @@ class MainAgent:
         answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
         nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
-            reply = await self.model.complete(self._request([*history, *turn], text))
+            request = self._request([*history, *turn], text)
+            reply = await self._routable(await self.model.complete(request), request)
             if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
                 nudges += 1
@@ -268,6 +270,37 @@ class MainAgent:
             parts.insert(0, tool.strip())
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
+
+    async def _routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+        """`reply` with the calls it wrote as text to names the router can route.
+
+        Recovery reads only calls to offered tools. Seen with the 1.5B: it writes
+        `performance_monitor_metrics` (a tool it read of as "performance monitor
+        metrics") as a JSON call, again after every nudge. A call to a tool some
+        category holds, or one with `objective` or `exact_input` under any name,
+        is read as well (`_as_category_call` routes it); calls quoted from the
+        conversation are still never read.
+        """
+        if reply.tool_calls or not reply.unread_call or not reply.text:
+            return reply
+        reading = TextCalls(reply.text)
+        offered = {tool["function"]["name"] for tool in request.tools}
+        routable = {
+            written.name
+            for written in (*reading.tags, *reading.xml, *reading.json)
+            if written.name not in offered
+            and isinstance(written.arguments, dict)
+            and (
+                self.meta.tool_holder(written.name) is not None
+                or {"objective", "exact_input"} & set(written.arguments)
+            )
+        }
+        if not routable:
+            return reply
+        extra = [{"type": "function", "function": {"name": name}} for name in sorted(routable)]
+        widened = request.model_copy(update={"tools": [*request.tools, *extra]})
+        read = await arecover_turn(reply.model_copy(update={"unread_call": None}), widened)
+        return read if read.tool_calls else reply
 
     def category_for(self, call: ToolCall, text: str) -> str | None:
         """The slug of the category a call of this agent's model, for user message `text`,

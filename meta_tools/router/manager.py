@@ -24,6 +24,7 @@ from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
 from ..tools.mcp.source import McpToolSource
+from ..tools.pack import ToolPack
 from ..tools.python_source import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
@@ -93,6 +94,16 @@ def category_not_found(name: str, categories: Mapping[str, str]) -> CategoryNotF
     )
 
 
+RankingPart = tuple[CategoryManager, str, ToolPack]
+
+
+def _same_parts(old: list[RankingPart], new: list[RankingPart]) -> bool:
+    """Whether two lists of (category, description, tools) hold the same objects and texts."""
+    return len(old) == len(new) and all(
+        a is x and b == y and c is z for (a, b, c), (x, y, z) in zip(old, new, strict=True)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CategoryCall:
     """A category-tool call whose name and arguments were checked (`MetaManager.check_call`)."""
@@ -129,7 +140,8 @@ class MetaManager(AsyncCloseable):
         self._managers = category_table(managers)
         self._assembly = assembly
         self._routing = routing
-        self._ranking: tuple[tuple[object, ...], CategoryRanking] | None = None
+        self._ranking: tuple[list[RankingPart], CategoryRanking] | None = None
+        """The ranking, with what it was built from: each category, its description, its tools."""
         self._change_listeners: list[Callable[[], Awaitable[None]]] = []
         self._closed = False
         self._started = False
@@ -289,13 +301,15 @@ class MetaManager(AsyncCloseable):
         return self._current_ranking().rank(text)
 
     def _current_ranking(self) -> CategoryRanking:
+        # A category's tools change only by a new pack (`set_tools`): comparing the packs
+        # by identity keeps this check O(categories), not O(tools), on every request.
         managers = list(self._managers.values())
-        key = tuple(
-            (id(m), m.description, tuple(t.name for t in m.tools.list_tools())) for m in managers
-        )
-        if self._ranking is None or self._ranking[0] != key:
-            self._ranking = (key, CategoryRanking(managers))
-        return self._ranking[1]
+        built_from: list[RankingPart] = [(m, m.description, m.tools) for m in managers]
+        cached = self._ranking
+        if cached is None or not _same_parts(cached[0], built_from):
+            self._ranking = (built_from, CategoryRanking(managers))
+            return self._ranking[1]
+        return cached[1]
 
     def tool_holder(self, name: str) -> CategoryManager | None:
         """The category holding the tool `name` (its function name or that name in words).

@@ -15,6 +15,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words
 from meta_tools.router.ranking import MAX_TEXT_CHARS
@@ -446,6 +447,50 @@ async def test_a_call_no_category_fits_is_answered_with_an_error_and_runs_nothin
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
     assert reply.content.startswith("error: no category fits this task")
     assert categories.requests == []
+
+
+TRACK_AS_TEXT = '```json\n{"name": "track_parcel", "arguments": {"tracking_number": "CA107"}}\n```'
+ASK_AS_TEXT = (
+    '{"name": "parcel_tracking", "arguments": {"objective": "Track it", "exact_input": "CA107"}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "objective"), [(TRACK_AS_TEXT, "Where is CA107?"), (ASK_AS_TEXT, "Track it")]
+)
+async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
+    written: str, objective: str
+) -> None:
+    main = RecoveringModel(
+        ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
+    )
+    categories = _category_run()
+    agent = MainAgent(main, world(categories, max_categories=2))
+    assert await agent.ask("Where is CA107?") == "Out for delivery."
+    assert [category_named(r) for r in categories.requests] == ["Parcels", "Parcels"]
+    assert categories.requests[0].messages[1].content.startswith(f"Objective: {objective}\n")
+    seen = main.model.requests[1].messages
+    assert not any(m.role == "user" and "could not be read" in m.content for m in seen)
+
+
+async def test_a_routable_call_quoted_from_the_user_is_plain_text() -> None:
+    main = RecoveringModel(ScriptedModel([AssistantTurn(text=TRACK_AS_TEXT)]))
+    categories = _category_run()
+    agent = MainAgent(main, world(categories))
+    assert await agent.ask(f"Is this right? {TRACK_AS_TEXT}") == TRACK_AS_TEXT.strip()
+    assert categories.requests == [] and len(main.model.requests) == 1
+
+
+async def test_a_call_written_as_text_to_a_name_nothing_holds_gets_the_nudge() -> None:
+    nothing = '{"name": "teleport_now", "arguments": {"to": "Mars"}}'
+    main = RecoveringModel(
+        ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
+    )
+    categories = _category_run()
+    assert await MainAgent(main, world(categories)).ask("Beam me to Mars") == "I cannot."
+    assert categories.requests == []
+    nudge = main.model.requests[1].messages[-1]
+    assert nudge.role == "user" and "could not be read" in nudge.content
 
 
 # -- the config section ------------------------------------------------------------------
