@@ -5,7 +5,8 @@ The entry point is `serve` (used by `meta-tools serve`); `build_server` and
 
 `serve` enters the router (`async with`), serves until stdin closes (stdio) or
 it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
-`model.provider` is `"sampling"` gets a `SamplingChatModel` (the host's model).
+`model.provider` is `"sampling"` gets a `SamplingChatModel` (the host's model); so does
+a category whose model wraps one (`RecoveringModel(SamplingChatModel())`).
 
 Each category tool returns its `CategoryResult` as JSON text and as structured
 content; status `failed` sets `isError`. Every step is reported as MCP
@@ -49,6 +50,7 @@ from ..llm.sampling import (
     unsupported_message,
 )
 from ..llm.ways_out import serving_fallback
+from ..llm.wrapper import find_model
 from ..router.manager import CategoryCall, MetaManager
 from ..tools.base import BaseTool
 from .disconnect import cancel_on_disconnect
@@ -151,7 +153,7 @@ class _Handlers:
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
         session = self.sessions.key_for(ctx, params)
-        if not isinstance(checked.category.model, SamplingChatModel):
+        if find_model(checked.category.model, SamplingChatModel) is None:
             return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
