@@ -22,8 +22,8 @@ from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
 from ..router.sources import ToolSources
 from ..tools.base import BaseTool
-from ..tools.cache import unwrap
 from ..tools.mcp.tool import McpServerTool
+from ..tools.wrapper import unwrap
 from .common import (
     DEFAULT_CONFIG,
     ConfigOption,

@@ -23,11 +23,12 @@ from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.builtins import builtin_tools
-from ..tools.cache import CachedTool, ResultCache, cache_from_config, unwrap
+from ..tools.cache import CachedTool, ResultCache, cache_from_config
 from ..tools.mcp.source import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool
 from ..tools.python_source import ToolsLike, collect_tools, import_tools
 from ..tools.schema import RESERVED_TOOL_NAMES, TOOL_NAME
+from ..tools.wrapper import unwrap
 from .resolve import resolve_tools
 
 if TYPE_CHECKING:
