@@ -19,11 +19,11 @@ import typer
 from anyio.abc import TaskStatus
 from rich.console import Console
 
-from .. import __version__
 from ..llm.ways_out import missing_model, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer
+from . import version_line
 from .argv import hoist_global_options
 from .checks import NoModel, check_category, check_config, editor_schema, grouping_findings, measure
 from .common import (
@@ -58,7 +58,7 @@ __all__ = ["app", "main"]
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"meta-tools {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -445,3 +445,7 @@ def demo(
 def main() -> None:
     """The console script's entry point."""
     app(args=hoist_global_options(sys.argv[1:]), prog_name="meta-tools")
+
+
+# Registers `meta-tools group` (listed last); it builds on `common`, as the commands above do.
+from . import group as _group  # noqa: E402, F401

@@ -38,7 +38,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from .._version import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
 from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
