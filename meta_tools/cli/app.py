@@ -436,7 +436,7 @@ def demo(
 
     A scripted conversation through the real router and MCP server.
     """
-    from .demo import run_demo
+    from .offline_demo import run_demo
 
     with report_errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))

@@ -32,7 +32,7 @@ from ..exceptions import (
 )
 from ..llm.ways_out import missing_model, ways_out
 from ..tools.base import BaseTool
-from ..tools.python_source import collect_tools, import_tools
+from ..tools.python_modules import collect_tools, import_tools
 from .terminal import printable, shown
 
 __all__ = [

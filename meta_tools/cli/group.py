@@ -20,7 +20,7 @@ from ..grouping.name import Draft
 from ..grouping.plan import config_with, draft_categories
 from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
-from ..router.sources import ToolSources
+from ..router.catalog import ToolSources
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
 from ..tools.wrapper import unwrap

@@ -23,8 +23,8 @@ from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
-from ..tools.mcp.source import McpToolSource
-from ..tools.python_source import ToolsLike
+from ..tools.mcp.connection import McpToolSource
+from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
 from .ranking import CategoryRanking, RankedCategory

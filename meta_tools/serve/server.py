@@ -36,6 +36,7 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
@@ -60,6 +61,7 @@ from .http import (
     http_app,
     serve_http,
 )
+from .progress import Progress
 from .replay import UsedStates, used_states
 from .resume import (
     SAMPLE_KEY,
@@ -72,7 +74,6 @@ from .resume import (
     state_keys,
     state_security,
 )
-from .sampling import LegacyHost, Progress, error_result
 from .sessions import SESSION_META_KEY, SessionKeys
 
 __all__ = [
@@ -213,6 +214,30 @@ class _Handlers:
         return mcp_types.InputRequiredResult(
             input_requests={SAMPLE_KEY: request}, request_state=state
         )
+
+
+class LegacyHost:
+    """The host's model on a legacy connection (2025-11-25): sampled through the client, mid-call.
+
+    (2026-07-28 connections: `resume.DeferredHost`.)
+    """
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+
+    async def create_message(
+        self, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResultWithTools:
+        return await self._ctx.session.send_request(
+            mcp_types.CreateMessageRequest(params=params),
+            mcp_types.CreateMessageResultWithTools,
+            metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id),
+        )
+
+
+def error_result(message: str) -> mcp_types.CallToolResult:
+    """A tool-level error the calling model can read."""
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
 
 
 async def _until_gone(

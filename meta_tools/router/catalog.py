@@ -24,9 +24,9 @@ from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.builtins import builtin_tools
 from ..tools.cache import CachedTool, ResultCache, cache_from_config
-from ..tools.mcp.source import McpToolSource
+from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool, reserved_name_of
-from ..tools.python_source import ToolsLike, collect_tools, import_tools
+from ..tools.python_modules import ToolsLike, collect_tools, import_tools
 from ..tools.schema import TOOL_NAME
 from ..tools.wrapper import unwrap
 from .resolve import resolve_tools
