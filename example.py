@@ -39,7 +39,7 @@ from meta_tools import (
     Tracer,
 )
 from meta_tools.cli.console import AgentStepPrinter
-from meta_tools.cli.demo import run_demo
+from meta_tools.cli.offline_demo import run_demo
 from meta_tools.config import ModelConfig
 from meta_tools.llm.base import is_local_url
 from meta_tools.llm.factory import model_from_config, with_environment

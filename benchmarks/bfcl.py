@@ -40,13 +40,13 @@ from .bfcl_data import (
     tools_for,
 )
 from .bfcl_sides import Answered, PooledCatalog, ask_category_call, ask_plain, ask_pooled
-from .e2e import Checkpoint, checkpoint, store, summarize
 from .e2e_sides import CountingModel
+from .models import build_model
+from .report import RESULTS, Checkpoint, checkpoint, machine, store, summarize, table
 
 __all__ = ["DIFFERENCES", "main", "run_direct", "run_pooled", "score"]
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 DIRECT_SIDES = ("plain", "category")
 POOLED_SIDES = ("hierarchy", "retrieval")
 
@@ -207,8 +207,6 @@ def _percent(summary: Mapping[str, Any], key: str = "accuracy") -> str:
 
 
 def show_direct(title: str, found: Mapping[str, Any]) -> str:
-    from .run import table
-
     rows = []
     for category, sides in found["categories"].items():
         counts = found["entries"][category]
@@ -229,8 +227,6 @@ def show_direct(title: str, found: Mapping[str, Any]) -> str:
 
 
 def show_pooled(title: str, found: Mapping[str, Any]) -> str:
-    from .run import table
-
     categories = list(found["by_category"])
     rows = []
     for side, s in found["sides"].items():
@@ -249,25 +245,6 @@ def show_pooled(title: str, found: Mapping[str, Any]) -> str:
 
 def differences() -> str:
     return "What differs from BFCL's own runs:\n" + "\n".join(f"- {d}" for d in DIFFERENCES)
-
-
-def build_model(args: argparse.Namespace, *, recover_text_calls: bool) -> ChatModel:
-    from meta_tools.config import ModelConfig
-    from meta_tools.llm.factory import model_from_config
-
-    config = ModelConfig(
-        provider="openai",
-        name=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        timeout_s=args.timeout,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        seed=0,
-        recover_text_calls=recover_text_calls,
-    )
-    model = model_from_config(config)
-    return CountingModel(model, log=args.log) if args.log else model
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -334,8 +311,6 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .run import machine
-
     args = parse(argv)
     out = args.out or RESULTS / "bfcl.json"
     record: dict[str, Any] = {

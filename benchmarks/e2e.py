@@ -23,7 +23,7 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,12 @@ from .catalog import DEFAULT_DATA
 from .e2e_catalog import LargeCatalog, load_large_catalog, sample_queries
 from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy, schema_tokens
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
+from .models import build_model
+from .report import RESULTS, Checkpoint, checkpoint, machine, store, summarize, table
 
-__all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo", "summarize"]
+__all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo"]
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 DEMO_SIDES = ("hierarchy", "category", "flat")
 CATALOG_SIDES = ("hierarchy", "hierarchy_all", "retrieval", "category", "flat")
 ALL_CATEGORIES = RoutingConfig(max_categories=256, retry_categories=0)
@@ -108,43 +109,8 @@ def chosen(tasks: Sequence[DemoTask], ids: str | None) -> list[DemoTask]:
     return [by_id[i] for i in wanted]
 
 
-def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per-side totals: accuracy, right-tool rate, calls, tokens, time."""
-    n = len(rows)
-    if not n:
-        return {"tasks": 0}
-
-    def total(key: str) -> int | float:
-        return sum(r[key] for r in rows)
-
-    return {
-        "tasks": n,
-        "accuracy": round(sum(r["correct"] for r in rows) / n, 3),
-        "right_tool": round(sum(r["right_tool"] for r in rows) / n, 3),
-        "errors": sum(r["error"] is not None for r in rows),
-        "llm_calls": total("llm_calls"),
-        "prompt_tokens": total("prompt_tokens"),
-        "completion_tokens": total("completion_tokens"),
-        "recovered_calls": total("recovered_calls"),
-        "wall_s": round(float(total("wall_s")), 1),
-    } | _first_category(rows)
-
-
-def _first_category(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The share of rows whose first category call went to a gold category (hierarchy sides)."""
-    judged = [r for r in rows if "first_category_right" in r]
-    if not judged:
-        return {}
-    right = sum(r["first_category_right"] for r in judged)
-    return {"first_category": round(right / len(judged), 3)}
-
-
 def _say(text: str) -> None:
     print(text, flush=True)
-
-
-Checkpoint = Callable[[list[dict[str, Any]]], None]
-"""Called with every row so far after each task on each side (a partial run is kept)."""
 
 
 async def run_demo(
@@ -326,8 +292,6 @@ async def run_routing(
 
 
 def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
-    from .run import table
-
     rows = []
     for side, s in sides.items():
         if s.get("does_not_fit"):
@@ -352,23 +316,6 @@ def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
                "prompt / completion tokens",
                "recovered calls", "wall s"]  # fmt: skip
     return f"### {title}\n\n" + table(headers, rows)
-
-
-def build_model(args: argparse.Namespace) -> ChatModel:
-    from meta_tools.config import ModelConfig
-    from meta_tools.llm.factory import model_from_config
-
-    config = ModelConfig(
-        provider=args.provider,
-        name=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        timeout_s=args.timeout,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        seed=0,
-    )
-    return model_from_config(config)
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -402,31 +349,6 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
     return parser.parse_args(argv)
-
-
-def store(out: Path, model: str, record: dict[str, Any], *, benchmark: str = "e2e") -> None:
-    """Add (or update) the run of `model` in the results file of `benchmark`."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stored: dict[str, Any] = (
-        json.loads(out.read_text()) if out.exists() else {"benchmark": benchmark, "runs": {}}
-    )
-    stored["runs"][model] = stored["runs"].get(model, {}) | record
-    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def checkpoint(
-    out: Path, model: str, record: dict[str, Any], name: str, *, benchmark: str = "e2e"
-) -> Checkpoint:
-    """Store the rows so far under `name`, marked partial, after every row."""
-
-    def save(rows: list[dict[str, Any]]) -> None:
-        sides = {
-            s: summarize([r for r in rows if r["side"] == s]) for s in {r["side"] for r in rows}
-        }
-        part = {name: {"partial": True, "sides": sides, "runs": rows}}
-        store(out, model, record | part, benchmark=benchmark)
-
-    return save
 
 
 async def _run_sets(
@@ -482,11 +404,9 @@ async def _run_sets(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .run import machine
-
     args = parse(argv)
     wanted = args.sides.split(",") if args.sides else None
-    model = CountingModel(build_model(args), log=args.log) if args.log else build_model(args)
+    model = build_model(args, provider=args.provider)
     record: dict[str, Any] = {
         "model": args.model,
         "base_url": args.base_url,

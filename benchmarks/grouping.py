@@ -60,7 +60,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
 from meta_tools.grouping.cluster import Merging, automatic_k, default_max_size, dot_products
-from meta_tools.grouping.features import TermSpace, category_document, tool_terms
+from meta_tools.grouping.features import TermSpace, tool_terms
 from meta_tools.grouping.name import Draft, draft_from_words
 from meta_tools.grouping.plan import draft_categories
 from meta_tools.grouping.propose import by_server
@@ -77,6 +77,12 @@ LIMIT = 20
 MODEL_MAX_CATEGORIES = 128
 SCALE = (1_000, 5_000)
 """Tool counts of the scale case (`python -m benchmarks grouping --quick`: the first only)."""
+
+
+def category_document(name: str, description: str, tool_names: Sequence[str]) -> str:
+    """What a main agent routes on: the category's name, its description and its tools' names."""
+    names = " ".join(n.replace("_", " ").replace("-", " ") for n in tool_names)
+    return f"{name}. {description} {names}"
 
 
 def adjusted_rand_index(first: Sequence[str], second: Sequence[str]) -> float:

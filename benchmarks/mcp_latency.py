@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from meta_tools.tools.mcp.source import McpToolSource
+from meta_tools.tools.mcp.connection import McpToolSource
 
 ARGUMENTS = {"expression": "(17 + 25) * 3"}
 

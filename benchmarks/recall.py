@@ -22,13 +22,13 @@ from typing import Any
 
 from meta_tools.category.shortlist import (
     Bm25Index,
-    EmbeddingIndex,
     Shortlist,
     ToolIndex,
     tool_document,
 )
 
 from .catalog import Catalog, CatalogTool, load_catalog, load_queries
+from .embeddings import EmbeddingIndex
 
 KS = (1, 5, 10, 20)
 DATASETS = ("stabletoolbench", "sealtools", "metatool")

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -23,40 +21,11 @@ from typing import Any
 
 from . import context, grouping, mcp_latency, overhead, ranking, recall, soak, soak_replicas
 from .catalog import DEFAULT_DATA
+from .report import RESULTS, machine, table
 
-RESULTS = Path(__file__).resolve().parent / "results"
 NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "ranking", "grouping")
 ON_REQUEST = ("soak",)
 """Long benchmarks that run only when named."""
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table (pastes into the README as it is)."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = [
-        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
-    ]
-    return "\n".join([line, rule, *body])
 
 
 def show_context(result: dict[str, Any]) -> str:

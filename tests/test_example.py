@@ -11,7 +11,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from meta_tools.cli.app import app
-from meta_tools.cli.demo import demo_config
+from meta_tools.cli.offline_demo import demo_config
 from meta_tools.config import MetaToolsConfig
 from tests.fakes.llm_server import (
     FakeLLMServer,

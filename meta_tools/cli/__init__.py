@@ -1,6 +1,28 @@
-"""The `meta-tools` command: run, list, validate, serve, group and the demo."""
+"""The `meta-tools` command: run, list, validate, serve, group and the demo.
 
-from .app import main
-from .group import group as _group  # noqa: F401  (registers `meta-tools group`, listed last)
+`main` answers `--version` before it imports the commands (and the MCP SDK and
+model clients they load).
+"""
 
-__all__ = ["main"]
+from __future__ import annotations
+
+import sys
+
+from .._version import __version__
+
+__all__ = ["main", "version_line"]
+
+
+def version_line() -> str:
+    """What `meta-tools --version` prints."""
+    return f"meta-tools {__version__}"
+
+
+def main() -> None:
+    """The console script's entry point."""
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        sys.stdout.write(version_line() + "\n")
+        return
+    from .app import main as run
+
+    run()

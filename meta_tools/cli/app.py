@@ -19,11 +19,11 @@ import typer
 from anyio.abc import TaskStatus
 from rich.console import Console
 
-from .. import __version__
 from ..llm.ways_out import missing_model, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer
+from . import version_line
 from .argv import hoist_global_options
 from .checks import NoModel, check_category, check_config, editor_schema, grouping_findings, measure
 from .common import (
@@ -31,21 +31,21 @@ from .common import (
     LOG_LEVELS,
     CategoryArgument,
     ConfigOption,
+    GlobalOptions,
     InputOption,
     ObjectiveOption,
     ToolsOption,
     TraceOption,
-    _errors,
-    _fail,
-    _level,
-    _load_config,
-    _load_tools,
-    _log_to_stderr,
-    _Options,
-    _require_config,
-    _require_model,
-    _stderr,
     app,
+    fail,
+    level_of,
+    load_config,
+    load_tools,
+    log_to_stderr,
+    report_errors,
+    require_config,
+    require_model,
+    stderr_console,
 )
 from .console import RunProgress, print_grouping, print_listing, print_result
 from .init import PROMPTS_DIR, write_starter
@@ -58,7 +58,7 @@ __all__ = ["app", "main"]
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"meta-tools {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -91,10 +91,10 @@ def _root(
     ] = False,
 ) -> None:
     if log_level is not None and log_level.lower() not in LOG_LEVELS:
-        _fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
-    ctx.obj = _Options(debug=debug, log_level=log_level)
+        fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
+    ctx.obj = GlobalOptions(debug=debug, log_level=log_level)
     # Commands report problems themselves; `serve` lowers this to INFO (reloads, servers).
-    _log_to_stderr(_level(ctx.obj, logging.ERROR))
+    log_to_stderr(level_of(ctx.obj, logging.ERROR))
 
 
 @app.command()
@@ -133,16 +133,16 @@ def serve(
 
     All logs go to stderr, so stdout stays for the protocol.
     """
-    with _errors(ctx):
+    with report_errors(ctx):
         if transport not in ("stdio", "http"):
-            _fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
+            fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
         chosen: Literal["stdio", "http"] = "stdio" if transport == "stdio" else "http"
-        loaded = _load_config(config)
+        loaded = load_config(config)
         fallback = serving_fallback(loaded)
         if fallback is None:
-            _require_model(loaded, config, serving=True)
+            require_model(loaded, config, serving=True)
         else:
-            _stderr().print(
+            stderr_console().print(
                 f"note: {fallback}; the categories use the MCP host's own model (sampling)."
                 " A host that cannot sample gets an error naming the ways out.",
                 soft_wrap=True,
@@ -150,14 +150,14 @@ def serve(
             )
         from ..serve.server import serve_router
 
-        meta = serve_router(loaded, tools=_load_tools(tools))
-        _log_to_stderr(_level(ctx.obj, logging.INFO))
+        meta = serve_router(loaded, tools=load_tools(tools))
+        log_to_stderr(level_of(ctx.obj, logging.INFO))
         if not path.startswith("/"):
-            _fail(f"--path must start with '/', not {path!r}")
+            fail(f"--path must start with '/', not {path!r}")
         from ..serve.proxy import REPLICA_NAME
 
         if replica is not None and not REPLICA_NAME.fullmatch(replica):
-            _fail(f"--replica must match {REPLICA_NAME.pattern}, not {replica!r}")
+            fail(f"--replica must match {REPLICA_NAME.pattern}, not {replica!r}")
         settings = _ServeSettings(chosen, host, port, path, replica, token, trace, reload)
         anyio.run(lambda: _serve(meta, config, settings))
 
@@ -178,7 +178,7 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
     """Run the MCP server and, beside it, the config watcher; stop both when the server stops."""
     from ..serve.server import serve as serve_mcp
 
-    err = _stderr()
+    err = stderr_console()
     tracer = meta.tracer = Tracer(jsonl=settings.trace) if settings.trace else None
     try:
         async with anyio.create_task_group() as group:
@@ -205,7 +205,7 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
             for warning in meta.warnings:
                 err.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
             if settings.reload:
-                # Reloads are reported through logging (see `_log_to_stderr`).
+                # Reloads are reported through logging (see `log_to_stderr`).
                 await group.start(ConfigReloader(meta, config).run)
     finally:
         if tracer is not None:
@@ -226,22 +226,22 @@ def run(
     """Run one category call, showing each step live, then its result."""
 
     console = Console(highlight=False)
-    with _errors(ctx):
-        loaded = _load_config(config)
+    with report_errors(ctx):
+        loaded = load_config(config)
         check_category(loaded, category)
         if (why := missing_model(loaded, serving=False)) is not None:
             # The model is the last thing to add: report what else is wrong first.
-            report = anyio.run(lambda: check_config(config, _load_tools(tools)))
+            report = anyio.run(lambda: check_config(config, load_tools(tools)))
             if report.problems:
                 count = len(report.problems)
-                _fail(
+                fail(
                     f"{config}: {count} problem{'s' if count != 1 else ''}, and no model",
                     "fix the file (`meta-tools validate` checks it again); then add a model:"
                     " `meta-tools run` names the ways",
                     problems=[*report.problems, f"cannot run a category: {why}"],
                 )
-        _require_model(loaded, config, serving=False)
-        meta = MetaManager.from_config(loaded, tools=_load_tools(tools))
+        require_model(loaded, config, serving=False)
+        meta = MetaManager.from_config(loaded, tools=load_tools(tools))
 
         async def go() -> Any:
             async with meta:
@@ -283,11 +283,11 @@ def prompt(
     """
     from .prompt import PromptCapture, preview_prompts, preview_text
 
-    with _errors(ctx):
-        loaded = _load_config(config)
+    with report_errors(ctx):
+        loaded = load_config(config)
         check_category(loaded, category)
         capture = PromptCapture()
-        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=capture)
+        meta = MetaManager.from_config(loaded, tools=load_tools(tools), model=capture)
 
         async def go() -> Any:
             async with meta:
@@ -313,9 +313,9 @@ def list_(
 
     Also what the main agent sees versus all tools flat.
     """
-    with _errors(ctx):
-        loaded = _load_config(config)
-        meta = MetaManager.from_config(loaded, tools=_load_tools(tools), model=NoModel())
+    with report_errors(ctx):
+        loaded = load_config(config)
+        meta = MetaManager.from_config(loaded, tools=load_tools(tools), model=NoModel())
 
         async def go() -> dict[str, Any]:
             async with meta:
@@ -350,15 +350,15 @@ def validate(
 ) -> None:
     """Check a config: every problem listed (exit 1), then warnings."""
     config = path or config
-    with _errors(ctx):
-        _require_config(config)
-        report = anyio.run(lambda: check_config(config, _load_tools(tools), offline=offline))
-        console, err = Console(highlight=False), _stderr()
+    with report_errors(ctx):
+        require_config(config)
+        report = anyio.run(lambda: check_config(config, load_tools(tools), offline=offline))
+        console, err = Console(highlight=False), stderr_console()
         for warning in report.warnings:
             err.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
         if report.problems:
             count = len(report.problems)
-            _fail(
+            fail(
                 f"{config}: {count} problem{'s' if count != 1 else ''}",
                 f"fix {'them' if count != 1 else 'it'} and run `meta-tools validate` again",
                 problems=report.problems,
@@ -383,7 +383,7 @@ def init(
     It groups the tools of the demo MCP server that ships with meta-tools, so it
     works at once, offline and without a key.
     """
-    with _errors(ctx):
+    with report_errors(ctx):
         folder = config.parent
         written = write_starter(folder, name=config.name, prompts=prompts, force=force)
         for path in written:
@@ -413,8 +413,8 @@ def trace(
     """
     from .trace import print_trace
 
-    with _errors(ctx):
-        print_trace(Console(highlight=False), file, run_id=run_id, full=full, err=_stderr())
+    with report_errors(ctx):
+        print_trace(Console(highlight=False), file, run_id=run_id, full=full, err=stderr_console())
 
 
 @app.command()
@@ -436,12 +436,16 @@ def demo(
 
     A scripted conversation through the real router and MCP server.
     """
-    from .demo import run_demo
+    from .offline_demo import run_demo
 
-    with _errors(ctx):
+    with report_errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
 
 
 def main() -> None:
     """The console script's entry point."""
     app(args=hoist_global_options(sys.argv[1:]), prog_name="meta-tools")
+
+
+# Registers `meta-tools group` (listed last); it builds on `common`, as the commands above do.
+from . import group as _group  # noqa: E402, F401

@@ -17,8 +17,8 @@ from ..llm.types import AssistantTurn, ChatRequest
 from ..llm.ways_out import has_model_section, missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..tools.base import BaseTool
-from ..tools.cache import unwrap
 from ..tools.mcp.tool import PendingTool
+from ..tools.wrapper import unwrap
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 

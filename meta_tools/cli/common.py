@@ -32,8 +32,30 @@ from ..exceptions import (
 )
 from ..llm.ways_out import missing_model, ways_out
 from ..tools.base import BaseTool
-from ..tools.python_source import collect_tools, import_tools
+from ..tools.python_modules import collect_tools, import_tools
 from .terminal import printable, shown
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "LOG_LEVELS",
+    "CategoryArgument",
+    "ConfigOption",
+    "GlobalOptions",
+    "InputOption",
+    "ObjectiveOption",
+    "ToolsOption",
+    "TraceOption",
+    "app",
+    "fail",
+    "level_of",
+    "load_config",
+    "load_tools",
+    "log_to_stderr",
+    "report_errors",
+    "require_config",
+    "require_model",
+    "stderr_console",
+]
 
 DEFAULT_CONFIG = Path("Meta_tool_config.json")
 
@@ -87,17 +109,22 @@ _HINTS: list[tuple[type[BaseException], str]] = [
 
 
 @dataclass(frozen=True)
-class _Options:
+class GlobalOptions:
+    """The options given before (or after) any command: `--debug`, `--log-level`."""
+
     debug: bool
     log_level: str | None = None
 
 
-def _stderr() -> Console:
+def stderr_console() -> Console:
+    """A console on stderr, for errors and progress."""
     return Console(stderr=True, highlight=False)
 
 
-def _fail(message: str, hint: str | None = None, *, problems: list[str] | None = None) -> NoReturn:
-    err = _stderr()  # the message and problems may quote a tool, a server or a file: untrusted
+def fail(message: str, hint: str | None = None, *, problems: list[str] | None = None) -> NoReturn:
+    """Print the error (with every problem and a hint) on stderr and exit with status 1."""
+    # The message and problems may quote a tool, a server or a file: untrusted.
+    err = stderr_console()
     err.print(f"[bold red]error:[/] {shown(message)}", soft_wrap=True)
     for problem in problems or []:
         err.print(f"  - {printable(problem)}", markup=False, soft_wrap=True)
@@ -107,15 +134,15 @@ def _fail(message: str, hint: str | None = None, *, problems: list[str] | None =
 
 
 @contextmanager
-def _errors(ctx: typer.Context) -> Iterator[None]:
+def report_errors(ctx: typer.Context) -> Iterator[None]:
     """Turn expected failures into one line plus a hint (full traceback with --debug)."""
-    debug = isinstance(ctx.obj, _Options) and ctx.obj.debug
+    debug = isinstance(ctx.obj, GlobalOptions) and ctx.obj.debug
     try:
         yield
     except (typer.Exit, typer.Abort):
         raise
     except KeyboardInterrupt:
-        _stderr().print("interrupted")
+        stderr_console().print("interrupted")
         raise typer.Exit(130) from None
     except Exception as exc:
         if debug:
@@ -126,7 +153,7 @@ def _errors(ctx: typer.Context) -> Iterator[None]:
 def _describe(exc: BaseException) -> NoReturn:
     if isinstance(exc, ConfigError):
         count = len(exc.problems)
-        _fail(
+        fail(
             f"{exc.source}: {count} problem{'s' if count != 1 else ''}",
             _HINTS[0][1],
             problems=exc.problems,
@@ -136,39 +163,39 @@ def _describe(exc: BaseException) -> NoReturn:
         _describe(nested[0])
     hint = next((h for kind, h in _HINTS if isinstance(exc, kind)), None)
     if isinstance(exc, MetaToolsError):
-        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, hint)
+        fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, hint)
     if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
-        _fail(
+        fail(
             exc.strerror or str(exc),
             "another process uses that port: pass another --port, or 0 for a free one",
         )
     if isinstance(exc, OSError):
-        _fail(str(exc), "check the path and its permissions")
-    _fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
+        fail(str(exc), "check the path and its permissions")
+    fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
 
 
-def _load_tools(specs: list[str] | None) -> list[BaseTool]:
+def load_tools(specs: list[str] | None) -> list[BaseTool]:
     """The tools of each `--tools` spec (see `import_tools`), found from the working directory."""
     return collect_tools([import_tools(spec, base_dir=Path.cwd()) for spec in specs or []])
 
 
-def _require_config(config: Path) -> None:
+def require_config(config: Path) -> None:
     """A missing config file is an error pointing at `init` and `-c`."""
     if not config.exists():
         where = f"in this folder ({Path.cwd()})" if config == DEFAULT_CONFIG else "found"
-        _fail(
+        fail(
             f"no config file {str(config)!r} {where}",
             "create a starter config with `meta-tools init`, or pass one with -c PATH",
         )
 
 
-def _load_config(config: Path) -> MetaToolsConfig:
-    """The config at `config` (see `_require_config`)."""
-    _require_config(config)
+def load_config(config: Path) -> MetaToolsConfig:
+    """The config at `config` (see `require_config`)."""
+    require_config(config)
     return MetaToolsConfig.load(config)
 
 
-def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> None:
+def require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> None:
     """Fail with the ways out when `config` has no model that can run a category."""
     why = missing_model(config, serving=serving)
     if why is None:
@@ -178,13 +205,13 @@ def _require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> N
         hint = "`meta-tools serve` runs it; to run here, make the `model` section one of these"
     elif not serving:
         hint += "; `meta-tools serve` needs none of them when its host supports sampling"
-    _fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out(config))
+    fail(f"{source}: cannot run a category: {why}", hint, problems=ways_out(config))
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
-def _level(options: _Options, default: int) -> int:
+def level_of(options: GlobalOptions, default: int) -> int:
     """The log level chosen by `--log-level` / `--debug`, else `default`."""
     if options.log_level is not None:
         return int(getattr(logging, options.log_level.upper()))
@@ -204,7 +231,7 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
-def _log_to_stderr(level: int) -> None:
+def log_to_stderr(level: int) -> None:
     """The command's log: meta-tools messages (reloads, MCP servers) on stderr, from `level`."""
     package = logging.getLogger("meta_tools")
     if not any(isinstance(h, _StderrHandler) for h in package.handlers):

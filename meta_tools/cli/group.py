@@ -20,19 +20,19 @@ from ..grouping.name import Draft
 from ..grouping.plan import config_with, draft_categories
 from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
-from ..router.sources import ToolSources
+from ..router.catalog import ToolSources
 from ..tools.base import BaseTool
-from ..tools.cache import unwrap
 from ..tools.mcp.tool import McpServerTool
+from ..tools.wrapper import unwrap
 from .common import (
     DEFAULT_CONFIG,
     ConfigOption,
     ToolsOption,
-    _errors,
-    _fail,
-    _load_tools,
-    _stderr,
     app,
+    fail,
+    load_tools,
+    report_errors,
+    stderr_console,
 )
 from .files import taken, write_file
 from .terminal import printable_json, shown
@@ -84,18 +84,18 @@ def group(
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
-    err = _stderr()
-    with _errors(ctx):
+    err = stderr_console()
+    with report_errors(ctx):
         if by not in ("topic", "server"):
-            _fail(f"--by must be 'topic' or 'server', not {by!r}")
+            fail(f"--by must be 'topic' or 'server', not {by!r}")
         there = taken(write) if write is not None else None
         if there is not None and not (force and there.replaceable):  # before any work
             hint = f"{there.hint}, or choose another file" if there.replaceable else there.hint
-            _fail(there.describe(quoted=False), hint)
+            fail(there.describe(quoted=False), hint)
         sections, loaded = _read(config)
         # Small matrices: BLAS threads only contend with each other on a busy machine.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        found, sources = anyio.run(lambda: _collect(loaded, _load_tools(tools)))
+        found, sources = anyio.run(lambda: _collect(loaded, load_tools(tools)))
         mode: Literal["topic", "server"] = "topic" if by == "topic" else "server"
         drafts = draft_categories(found, sources, by=mode, k=categories, max_size=max_size)
         model, notes = _model(loaded, sections, use_model)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..category.prompts import default_templates_dir
+from ..demo.categories import CATEGORIES
 from ..exceptions import MetaToolsError
-from .demo import DEMO_CATEGORIES
 from .files import make_folder, taken, write_file
 
 __all__ = ["STARTER_COMMENT", "InitExistsError", "starter_config", "write_starter"]
@@ -57,7 +57,7 @@ def starter_config(*, prompts: bool = False) -> dict[str, Any]:
     }
     if prompts:
         data["prompts_dir"] = PROMPTS_DIR
-    return {**data, **DEMO_CATEGORIES}
+    return {**data, **CATEGORIES}
 
 
 def write_starter(folder: Path, *, name: str, prompts: bool, force: bool) -> list[Path]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "text": ("text_statistics", "search_text", "compare_texts"),
     "files": ("list_files", "read_file", "search_files", "file_info"),
 }
-"""The tool names of each group, in the order they are registered."""
+"""The tools of each group (its module: `numbers`, `dates`, `text`; `files`: the sandbox),
+in the order they are registered. The categories that group them are in `categories`."""
 
 INSTRUCTIONS = (
     "Offline utility tools: unit conversion and arithmetic; dates, time zones and calendars; "
@@ -50,24 +50,8 @@ def build_server(
     server: MCPServer = MCPServer(
         name, instructions=INSTRUCTIONS, version="1.0.0", log_level="WARNING"
     )
-    functions: dict[str, Callable[..., Any]] = {
-        "convert_units": numbers.convert_units,
-        "calculate": numbers.calculate,
-        "describe_numbers": numbers.describe_numbers,
-        "convert_time_zone": dates.convert_time_zone,
-        "date_difference": dates.date_difference,
-        "shift_date": dates.shift_date,
-        "describe_date": dates.describe_date,
-        "month_calendar": dates.month_calendar,
-        "text_statistics": text.text_statistics,
-        "search_text": text.search_text,
-        "compare_texts": text.compare_texts,
-        "list_files": sandbox.list_files,
-        "read_file": sandbox.read_file,
-        "search_files": sandbox.search_files,
-        "file_info": sandbox.file_info,
-    }
-    for group in TOOL_GROUPS.values():
-        for tool_name in group:
-            server.add_tool(functions[tool_name], name=tool_name)
+    providers: dict[str, Any] = {"numbers": numbers, "dates": dates, "text": text, "files": sandbox}
+    for group, names in TOOL_GROUPS.items():
+        for tool_name in names:
+            server.add_tool(getattr(providers[group], tool_name), name=tool_name)
     return server

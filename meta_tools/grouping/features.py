@@ -22,18 +22,12 @@ from ..tools.base import BaseTool
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["TermSpace", "category_document", "normalise", "tool_terms"]
+__all__ = ["TermSpace", "normalise", "tool_terms"]
 
 
 def tool_terms(tool: BaseTool) -> list[str]:
     """The index terms of a tool (the shortlist's document of it)."""
     return analyze(tool_document(tool))
-
-
-def category_document(name: str, description: str, tool_names: Sequence[str]) -> str:
-    """What a main agent routes on: the category's name, its description and its tools' names."""
-    names = " ".join(n.replace("_", " ").replace("-", " ") for n in tool_names)
-    return f"{name}. {description} {names}"
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from typing import Any
 import anyio
 
 from .._json import MAX_DEPTH, depth_within, loads
+from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
 from .types import AssistantTurn, ChatRequest, ToolCall
@@ -362,17 +363,19 @@ class RecoveringModel:
     """Wraps any `ChatModel` so that calls written as text come back as calls.
 
     The SDK clients do this themselves (`recover_text_calls`); this wrapper
-    gives the same to other models (scripted, the MCP host's).
+    gives the same to other models (scripted, the MCP host's). It is a
+    `ModelWrapper`: `inner` is the wrapped model, so `serve` still finds the
+    host's model inside.
     """
 
-    __slots__ = ("model",)
+    __slots__ = ("inner",)
 
-    def __init__(self, model: Any) -> None:
-        self.model = model
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         """The wrapped model's turn, with its text calls recovered."""
-        return await arecover_turn(await self.model.complete(request), request)
+        return await arecover_turn(await self.inner.complete(request), request)
 
     def __repr__(self) -> str:
-        return f"RecoveringModel({self.model!r})"
+        return f"RecoveringModel({self.inner!r})"

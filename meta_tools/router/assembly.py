@@ -27,11 +27,12 @@ from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
 from ..llm.owned import OwnedModels, close_model
 from ..tools.base import BaseTool
-from ..tools.cache import ResultCache, unwrap
-from ..tools.mcp.source import McpToolSource
+from ..tools.cache import ResultCache
+from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
-from ..tools.python_source import ToolsLike
-from .sources import ToolSources
+from ..tools.python_modules import ToolsLike
+from ..tools.wrapper import unwrap
+from .catalog import ToolSources
 
 __all__ = ["ConfigAssembly", "category_from_config", "category_table", "config_secrets"]
 

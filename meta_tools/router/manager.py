@@ -23,9 +23,9 @@ from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
-from ..tools.mcp.source import McpToolSource
+from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
-from ..tools.python_source import ToolsLike
+from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
 from .ranking import CategoryRanking, RankedCategory

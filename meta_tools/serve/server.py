@@ -5,7 +5,8 @@ The entry point is `serve` (used by `meta-tools serve`); `build_server` and
 
 `serve` enters the router (`async with`), serves until stdin closes (stdio) or
 it is cancelled / gets SIGINT (HTTP), then closes the router. A config whose
-`model.provider` is `"sampling"` gets a `SamplingChatModel` (the host's model).
+`model.provider` is `"sampling"` gets a `SamplingChatModel` (the host's model); so does
+a category whose model wraps one (`RecoveringModel(SamplingChatModel())`).
 
 Each category tool returns its `CategoryResult` as JSON text and as structured
 content; status `failed` sets `isError`. Every step is reported as MCP
@@ -35,9 +36,10 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from .._version import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
 from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
@@ -49,6 +51,7 @@ from ..llm.sampling import (
     unsupported_message,
 )
 from ..llm.ways_out import serving_fallback
+from ..llm.wrapper import find_model
 from ..router.manager import CategoryCall, MetaManager
 from ..tools.base import BaseTool
 from .disconnect import cancel_on_disconnect
@@ -58,6 +61,7 @@ from .http import (
     http_app,
     serve_http,
 )
+from .progress import Progress
 from .replay import UsedStates, used_states
 from .resume import (
     SAMPLE_KEY,
@@ -70,7 +74,6 @@ from .resume import (
     state_keys,
     state_security,
 )
-from .sampling import LegacyHost, Progress, error_result
 from .sessions import SESSION_META_KEY, SessionKeys
 
 __all__ = [
@@ -151,7 +154,7 @@ class _Handlers:
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
         session = self.sessions.key_for(ctx, params)
-        if not isinstance(checked.category.model, SamplingChatModel):
+        if find_model(checked.category.model, SamplingChatModel) is None:
             return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
@@ -211,6 +214,30 @@ class _Handlers:
         return mcp_types.InputRequiredResult(
             input_requests={SAMPLE_KEY: request}, request_state=state
         )
+
+
+class LegacyHost:
+    """The host's model on a legacy connection (2025-11-25): sampled through the client, mid-call.
+
+    (2026-07-28 connections: `resume.DeferredHost`.)
+    """
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+
+    async def create_message(
+        self, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResultWithTools:
+        return await self._ctx.session.send_request(
+            mcp_types.CreateMessageRequest(params=params),
+            mcp_types.CreateMessageResultWithTools,
+            metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id),
+        )
+
+
+def error_result(message: str) -> mcp_types.CallToolResult:
+    """A tool-level error the calling model can read."""
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)
 
 
 async def _until_gone(

@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-from mcp.types import Tool as McpTool
-from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from .._redis import LRU_EVICT, NOW, connect, redis_errors
 from ..exceptions import ToolError
-from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, timeout_error
+from .base import BaseTool, ToolAnswer, ToolContext, timeout_error
+from .wrapper import ToolWrapper
 
 if TYPE_CHECKING:
     from ..config import CacheConfig
@@ -42,7 +41,6 @@ __all__ = [
     "ResultCache",
     "cache_from_config",
     "canonical_arguments",
-    "unwrap",
 ]
 
 logger = logging.getLogger("meta_tools.cache")
@@ -211,8 +209,11 @@ def cache_from_config(config: CacheConfig, *, scope: str) -> ResultCache:
     return MemoryCache(ttl_s=config.ttl_s, max_entries=config.max_entries)
 
 
-class CachedTool(BaseTool):
+class CachedTool(ToolWrapper):
     """A tool whose results are memoised; everything the LLM sees is the inner tool's.
+
+    It wraps one call method, `answer` (`call` goes through it); every other
+    member is the inner tool's (`ToolWrapper`).
 
     Args:
         inner: the tool to wrap.
@@ -220,57 +221,8 @@ class CachedTool(BaseTool):
     """
 
     def __init__(self, inner: BaseTool, cache: ResultCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def description(self) -> str:
-        return self.inner.description
-
-    @property
-    def args(self) -> dict[str, ToolParameter]:
-        return self.inner.args
-
-    @property
-    def is_async(self) -> bool:
-        return True
-
-    @property
-    def args_model(self) -> type[BaseModel]:
-        return self.inner.args_model
-
-    @property
-    def parameters_schema(self) -> dict[str, Any]:
-        return self.inner.parameters_schema
-
-    def openai_schema(self) -> dict[str, Any]:
-        return self.inner.openai_schema()
-
-    def mcp_tool(self) -> McpTool:
-        return self.inner.mcp_tool()
-
-    async def get_prompt(self, prompt_type: PromptType = "default") -> str:
-        return await self.inner.get_prompt(prompt_type)
-
-    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
-        return self.inner.validate_arguments(arguments)
-
-    def injected_arguments(self, context: ToolContext) -> dict[str, Any]:
-        return self.inner.injected_arguments(context)
-
-    async def call(
-        self, arguments: Mapping[str, Any] | str | None, *, context: ToolContext | None = None
-    ) -> Any:
-        """Answer from the cache, or run the inner tool and keep its result.
-
-        Raises:
-            ToolError: as the inner tool (invalid arguments are checked before the lookup).
-        """
-        return (await self.answer(arguments, context=context)).result()
 
     async def answer(
         self,
@@ -279,7 +231,10 @@ class CachedTool(BaseTool):
         context: ToolContext | None = None,
         timeout: float | None = None,
     ) -> ToolAnswer:
-        """As `call`, saying whether the cache answered; errors are never stored.
+        """Answer from the cache, or run the inner tool and keep its result; errors are never stored.
+
+        Invalid arguments are checked before the lookup. The answer says whether the
+        cache answered.
 
         A call that fails after the lookup still counts as a miss (`cached=False`).
         """
@@ -300,11 +255,3 @@ class CachedTool(BaseTool):
         else:
             return ToolAnswer(value, cached=False)
         return ToolAnswer(error=failure, cached=False if looked_up else None)
-
-    def __repr__(self) -> str:
-        return f"<CachedTool {self.inner!r}>"
-
-
-def unwrap(tool: BaseTool) -> BaseTool:
-    """The tool itself, under the cache wrapper if there is one."""
-    return tool.inner if isinstance(tool, CachedTool) else tool

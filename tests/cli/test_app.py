@@ -349,3 +349,19 @@ def test_validate_reports_an_mcp_server_that_cannot_start_and_the_tools_it_left_
         " found (no-such-command-here); tools not checked: mul\n"
         "hint: fix it and run `meta-tools validate` again\n"
     )
+
+
+def test_the_version_is_printed_without_loading_the_commands_or_the_sdks() -> None:
+    code = (
+        "import sys\nsys.argv = ['meta-tools', '--version']\n"
+        "from meta_tools.cli import main\nmain()\n"
+        "heavy = ('mcp', 'openai', 'dashscope', 'typer', 'meta_tools.router')\n"
+        "print([name for name in heavy if name in sys.modules])\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    from meta_tools import __version__
+
+    assert done.stdout == f"meta-tools {__version__}\n[]\n"

@@ -11,7 +11,7 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
-from meta_tools.tools.mcp.source import McpToolSource
+from meta_tools.tools.mcp.connection import McpToolSource
 
 pytestmark = pytest.mark.anyio
 

@@ -11,6 +11,7 @@ from mcp import Client
 
 from meta_tools.config import MetaToolsConfig
 from meta_tools.demo import TOOL_GROUPS, build_server
+from meta_tools.demo.categories import CATEGORIES
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from tests.mcp.conftest import ROOT, http_server
@@ -273,6 +274,11 @@ async def test_the_demo_server_has_fifteen_tools_in_four_groups(sandbox: Path) -
         names = [t.name for t in (await client.list_tools()).tools]
     assert names == [name for group in TOOL_GROUPS.values() for name in group]
     assert (len(names), list(TOOL_GROUPS)) == (15, ["numbers", "dates", "text", "files"])
+
+
+def test_the_demo_categories_hold_every_demo_tool_once() -> None:
+    grouped = [name for category in CATEGORIES.values() for name in category["tools"]]
+    assert sorted(grouped) == sorted(name for group in TOOL_GROUPS.values() for name in group)
 
 
 async def test_every_demo_tool_answers_deterministically(sandbox: Path) -> None:

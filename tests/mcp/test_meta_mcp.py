@@ -12,7 +12,7 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ClosedError, ConfigError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
-from meta_tools.tools.mcp.source import McpToolSource
+from meta_tools.tools.mcp.connection import McpToolSource
 from tests.servers import changing
 
 pytestmark = pytest.mark.anyio

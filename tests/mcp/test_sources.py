@@ -19,7 +19,7 @@ from meta_tools.exceptions import (
 )
 from meta_tools.serve.server import BearerTokenMiddleware
 from meta_tools.tools.base import BaseTool
-from meta_tools.tools.mcp.source import McpToolSource
+from meta_tools.tools.mcp.connection import McpToolSource
 from tests.mcp.conftest import asgi_server, changing_stdio, http_server, kill_children
 from tests.servers import changing, paged
 

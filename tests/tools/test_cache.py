@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 import redis.asyncio
@@ -12,7 +13,9 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.config import MetaToolsConfig
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
+from meta_tools.tools import BaseTool, ToolContext, ToolParameter
 from meta_tools.tools.cache import CachedTool, MemoryCache, RedisCache, canonical_arguments
+from meta_tools.tools.wrapper import unwrap
 from tests.services import free_port
 
 pytestmark = pytest.mark.anyio
@@ -79,6 +82,46 @@ async def test_arguments_are_compared_after_validation_so_order_and_coercion_do_
     assert await cached.call('{"a": 1, "b": 2}') == 3
     assert RAN == [(1, 2)]
     assert canonical_arguments({"b": 2, "a": "é"}) == '{"a":"é","b":2}'
+
+
+class Shaped(BaseTool):
+    """A tool that overrides what a tool shows, and adds a member of its own."""
+
+    name = "shaped"
+    description = "Shaped."
+    args = {"x": ToolParameter(name="x", type="integer", description="A number.")}  # noqa: RUF012
+    origin = "an MCP server"
+    calls = 0
+
+    @property
+    def parameters_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}}}
+
+    async def get_prompt(self, prompt_type: Any = "default") -> str:
+        return f"shaped ({prompt_type})"
+
+    def injected_arguments(self, context: ToolContext) -> dict[str, Any]:
+        return {"call": context.tool_call_id}
+
+    def execute(self, x: int, call: str = "") -> str:
+        self.calls += 1
+        return f"{x} for {call}"
+
+
+async def test_a_cached_tool_is_its_inner_tool_in_every_member_but_the_call() -> None:
+    inner = Shaped()
+    cached = CachedTool(inner, MemoryCache())
+    members = [m for m in dir(BaseTool) if not m.startswith("_")]
+    for member in set(members) - {"call", "answer", "execute", "async_execute", "is_async"}:
+        assert getattr(cached, member) == getattr(inner, member), member
+    assert await cached.get_prompt("openai") == "shaped (openai)"
+    assert cached.mcp_tool().input_schema == inner.parameters_schema
+    assert cached.origin == "an MCP server"  # a member only the inner tool's class has
+    assert unwrap(CachedTool(cached, MemoryCache())) is inner
+    context = ToolContext(tool_call_id="c1")
+    assert await cached.call({"x": 1}, context=context) == "1 for c1"
+    answer = await cached.answer({"x": 1}, context=context)
+    assert (answer.value, answer.cached, inner.calls) == ("1 for c1", True, 1)
 
 
 async def test_errors_are_never_cached() -> None:

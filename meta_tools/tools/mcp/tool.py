@@ -14,7 +14,14 @@ from ...exceptions import ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
 from ..schema import RESERVED_TOOL_NAMES, tool_name_slug, type_word
 
-__all__ = ["McpServerTool", "PendingTool", "ToolSource", "tool_name_for"]
+__all__ = [
+    "McpServerTool",
+    "PendingTool",
+    "ToolSource",
+    "reserved_name_of",
+    "tool_name_for",
+    "unreserved",
+]
 
 
 class ToolSource(Protocol):
@@ -34,8 +41,22 @@ def tool_name_for(remote: str, prefix: str | None) -> str:
 
     A reserved name (a control call of the category loop) becomes `mcp_name`.
     """
-    name = tool_name_slug(f"{prefix}_{remote}" if prefix else remote)
-    return f"mcp_{name}" if name in RESERVED_TOOL_NAMES else name
+    return unreserved(tool_name_slug(f"{prefix}_{remote}" if prefix else remote))
+
+
+#: What a server's tool named like a control call of the category loop is offered under.
+_RESERVED_PREFIX = "mcp_"
+
+
+def unreserved(name: str) -> str:
+    """`name`, or `mcp_name` when it is reserved for a control call (`reserved_name_of` undoes it)."""
+    return f"{_RESERVED_PREFIX}{name}" if name in RESERVED_TOOL_NAMES else name
+
+
+def reserved_name_of(name: str) -> str | None:
+    """The reserved name that `unreserved` turned into `name`; None when it renamed nothing."""
+    original = name.removeprefix(_RESERVED_PREFIX)
+    return original if original != name and original in RESERVED_TOOL_NAMES else None
 
 
 def _properties(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -11,8 +11,8 @@ import pytest
 
 from meta_tools import MetaManager, MetaToolsConfig, ToolDefinitionError, ToolPack, tool
 from meta_tools.llm import ScriptedModel
-from meta_tools.tools.mcp.source import McpToolSource
-from meta_tools.tools.python_source import collect_tools, import_tools
+from meta_tools.tools.mcp.connection import McpToolSource
+from meta_tools.tools.python_modules import collect_tools, import_tools
 from tests.servers import tasks
 
 

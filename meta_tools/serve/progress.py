@@ -1,8 +1,4 @@
-"""The MCP host's model as the categories' model on legacy connections, and call progress.
-
-Legacy connections (2025-11-25): `LegacyHost` sends `sampling/createMessage`
-to the client in the middle of the call. (2026-07-28: see `resume`.)
-"""
+"""A served call's progress: each step of its category run, reported as MCP progress."""
 
 from __future__ import annotations
 
@@ -10,9 +6,7 @@ import logging
 from typing import Any
 
 import anyio
-import mcp_types
 from mcp.server import ServerRequestContext
-from mcp.shared.message import ServerMessageMetadata
 
 from .._text import valid_utf8
 from ..category.events import (
@@ -25,7 +19,7 @@ from ..category.events import (
     ToolsSelected,
 )
 
-__all__ = ["LegacyHost", "Progress", "error_result"]
+__all__ = ["Progress", "describe_event"]
 
 logger = logging.getLogger("meta_tools.server")
 
@@ -68,24 +62,3 @@ class Progress:
             await ctx.session.report_progress(self.steps, None, valid_utf8(describe_event(event)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             logger.debug("progress not delivered (the client left): %r", exc)
-
-
-class LegacyHost:
-    """Samples through the client of a legacy connection, mid-call."""
-
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        self._ctx = ctx
-
-    async def create_message(
-        self, params: mcp_types.CreateMessageRequestParams
-    ) -> mcp_types.CreateMessageResultWithTools:
-        return await self._ctx.session.send_request(
-            mcp_types.CreateMessageRequest(params=params),
-            mcp_types.CreateMessageResultWithTools,
-            metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id),
-        )
-
-
-def error_result(message: str) -> mcp_types.CallToolResult:
-    """A tool-level error the calling model can read."""
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=message)], is_error=True)

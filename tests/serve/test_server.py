@@ -25,10 +25,17 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router.manager import MetaManager, category_parameters
 from meta_tools.serve.server import SESSION_META_KEY, build_server, serve
-from tests.mcp.conftest import ROOT, SAMPLING_TOOLS, ScriptedHost, asgi_server
+from tests.mcp.conftest import (  # no_leaks: the MCP tests' leak check, here too
+    ROOT,
+    SAMPLING_TOOLS,
+    ScriptedHost,
+    asgi_server,
+    no_leaks,  # noqa: F401
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -170,6 +177,21 @@ async def test_a_call_returns_the_category_result_as_text_and_structured_content
     first = host.requests[0]
     assert [t.name for t in first.tools or []] == ["shout", "block", "request_input", "decline"]
     assert "Text" in (first.system_prompt or "")
+
+
+@MODES
+async def test_a_wrapped_host_model_is_still_served_by_the_host(mode: str) -> None:
+    # The host writes its call as text; the wrapper reads it back into a call.
+    written = '{"name": "shout", "arguments": {"text": "hi"}}'
+    host = ScriptedHost([written, "Shouted: HI"])
+    progress = ProgressLog()
+    model = RecoveringModel(SamplingChatModel())
+    async with router(model) as meta, host_client(build_server(meta), mode, host) as client:
+        result = await client.call_tool("text", TASK, progress_callback=progress)
+    assert without_timings(result.structured_content or {})["usage"]["recovered_calls"] == 1
+    assert (result.structured_content or {})["summary"] == "Shouted: HI"
+    assert progress.messages == SHOUT_PROGRESS
+    assert len(host.requests) == 2
 
 
 @MODES

@@ -33,9 +33,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client._transport import Transport
 from mcp.client.session import IncomingMessage
-from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
@@ -46,20 +44,13 @@ from typing_extensions import Self
 from ..._lifecycle import AsyncCloseable
 from ...config import HttpServerConfig, StdioServerConfig
 from ...exceptions import ToolExecutionError, ToolTimeoutError, ToolUnavailableError
-from ._io import (
-    CALL_FAILURES,
-    HttpTransportFactory,
-    StderrTail,
-    TransportHealth,
-    WatchedTransport,
-    call_failure,
-    describe_failure,
-    http_transport_factory,
-    result_value,
-    stdio_parameters,
-    streamable_http_transport,
-)
-from .tool import McpServerTool, PendingTool, tool_name_for
+from .failures import CALL_FAILURES, call_failure, describe_failure
+from .health import Transport, TransportHealth, WatchedTransport
+from .listing import list_remote_tools, router_tools
+from .results import result_value
+from .stderr import StderrTail
+from .tool import McpServerTool, PendingTool
+from .transports import http_transport_factory, open_transport, stdio_parameters
 
 __all__ = ["McpServerTool", "McpTarget", "McpToolSource", "PendingTool"]
 
@@ -71,8 +62,6 @@ McpTarget = MCPServer | Server[Any] | StdioServerParameters | str | Callable[[],
 ConnectMode = Literal["start", "first_use"]
 SourceStatus = Literal["idle", "connecting", "ready", "failed", "closed"]
 
-_MAX_PAGES = 100
-_MAX_TOOLS = 10_000
 _BACKOFF_S = 0.5
 _MAX_BACKOFF_S = 30.0
 _CLOSE_GRACE_S = 10.0
@@ -331,16 +320,7 @@ class McpToolSource(AsyncCloseable):
         health = self._health = TransportHealth()
         if isinstance(target, MCPServer | Server):
             return Client(target, **options)
-        self._stderr = None
-        if isinstance(target, StdioServerParameters):
-            self._stderr = StderrTail(self.name)
-            transport: Transport = stdio_client(target, errlog=self._stderr.writer())
-        elif isinstance(target, str):
-            transport = streamable_http_transport(target, health=health)
-        elif isinstance(target, HttpTransportFactory):
-            transport = target(health)
-        else:
-            transport = target()
+        transport, self._stderr = open_transport(target, self.name, health)
 
         def ended() -> None:
             health.failed()
@@ -383,30 +363,9 @@ class McpToolSource(AsyncCloseable):
 
     # -- the tool list --------------------------------------------------------------------
     async def _list_tools(self, client: Client) -> None:
-        listed: list[mcp_types.Tool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None or len(listed) >= _MAX_TOOLS:
-                break
-        else:
-            logger.warning("MCP server %r: stopped listing after %d pages", self.name, _MAX_PAGES)
-        tools: dict[str, McpServerTool] = {}
-        left_out: list[str] = []
-        for remote in listed[:_MAX_TOOLS]:
-            name = tool_name_for(remote.name, self.prefix)
-            if remote.execution is not None and remote.execution.task_support == "required":
-                left_out.append(remote.name)  # the SDK's client cannot call tools as tasks
-                continue
-            if name in tools:
-                logger.warning(
-                    "MCP server %r: two tools map to %r; keeping the first", self.name, name
-                )
-                continue
-            tools[name] = McpServerTool(self, remote, name)
-        self._tools, self._listed, self.left_out = tools, True, left_out
+        listed = await list_remote_tools(client, self.name)
+        self._tools, self.left_out = router_tools(self, listed, self.prefix)
+        self._listed = True
         for listener in list(self._listeners):
             listener(self)
 

@@ -23,11 +23,12 @@ from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.builtins import builtin_tools
-from ..tools.cache import CachedTool, ResultCache, cache_from_config, unwrap
-from ..tools.mcp.source import McpToolSource
-from ..tools.mcp.tool import McpServerTool, PendingTool
-from ..tools.python_source import ToolsLike, collect_tools, import_tools
-from ..tools.schema import RESERVED_TOOL_NAMES, TOOL_NAME
+from ..tools.cache import CachedTool, ResultCache, cache_from_config
+from ..tools.mcp.connection import McpToolSource
+from ..tools.mcp.tool import McpServerTool, PendingTool, reserved_name_of
+from ..tools.python_modules import ToolsLike, collect_tools, import_tools
+from ..tools.schema import TOOL_NAME
+from ..tools.wrapper import unwrap
 from .resolve import resolve_tools
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def renamed_tools(servers: Iterable[McpToolSource]) -> list[str]:
         " its name is reserved for the category's control calls"
         for s in servers
         for t in s.tools()
-        if t.name.startswith("mcp_") and t.name[4:] in RESERVED_TOOL_NAMES
+        if reserved_name_of(t.name) is not None
     ]
 
 
