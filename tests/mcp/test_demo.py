@@ -276,7 +276,7 @@ async def test_the_demo_server_has_fifteen_tools_in_four_groups(sandbox: Path) -
     assert (len(names), list(TOOL_GROUPS)) == (15, ["numbers", "dates", "text", "files"])
 
 
-def test_the_demo_categories_hold_every_demo_tool_once() -> None:
+async def test_the_demo_categories_hold_every_demo_tool_once() -> None:
     grouped = [name for category in CATEGORIES.values() for name in category["tools"]]
     assert sorted(grouped) == sorted(name for group in TOOL_GROUPS.values() for name in group)
 
