@@ -21,7 +21,7 @@ from pydantic_core import to_jsonable_python
 from .._json import loads
 from .._lifecycle import is_cancellation
 from ..llm.types import AssistantTurn, Message, ToolCall
-from ..tools.schema import RESERVED_TOOL_NAMES
+from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
 from .result import Execution
 
 __all__ = [
@@ -47,7 +47,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
-            "name": "request_input",
+            "name": REQUEST_INPUT,
             "description": "Ask for values the task needs but does not give.",
             "parameters": {
                 "type": "object",
@@ -62,7 +62,7 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
-            "name": "decline",
+            "name": DECLINE,
             "description": "Say that no tool can do this task.",
             "parameters": {
                 "type": "object",
@@ -72,8 +72,8 @@ CONTROL_TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
-_CONTROL_NAMES = frozenset(tool["function"]["name"] for tool in CONTROL_TOOLS)
-assert _CONTROL_NAMES == RESERVED_TOOL_NAMES  # no tool may take a control call's name
+#: No tool may take a control call's name (`tools.schema` owns the names).
+_CONTROL_NAMES = RESERVED_TOOL_NAMES
 
 
 # The outcomes of one LLM turn: the loop is a `match` over these.
@@ -131,7 +131,7 @@ def classify_turn(turn: AssistantTurn) -> Outcome:
         problem = _control_problem(call.name, args)
         if problem is not None:
             rejected.append((call, problem))
-        elif call.name == "request_input":
+        elif call.name == REQUEST_INPUT:
             missing = args.get("missing", [])
             missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
             return Requested(missing, str(args["question"]))
@@ -144,7 +144,7 @@ def classify_turn(turn: AssistantTurn) -> Outcome:
 
 
 #: The field without which a control call means nothing.
-_ESSENTIAL = {"request_input": "question", "decline": "reason"}
+_ESSENTIAL = {REQUEST_INPUT: "question", DECLINE: "reason"}
 
 
 def _control_problem(name: str, args: dict[str, Any]) -> str | None:

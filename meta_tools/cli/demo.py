@@ -24,6 +24,7 @@ from ..config import MetaToolsConfig
 from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
+from ..tools.schema import REQUEST_INPUT
 from ..tracing import Tracer
 from .checks import measure
 from .console import AgentStepPrinter, print_saving
@@ -258,7 +259,7 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
         if task.ask is not None:
             missing, question = task.ask
             call = ToolCall(
-                name="request_input", arguments={"missing": missing, "question": question}
+                name=REQUEST_INPUT, arguments={"missing": missing, "question": question}
             )
             return AssistantTurn(tool_calls=[call])
         done = sum(1 for m in request.messages if m.role == "assistant")
