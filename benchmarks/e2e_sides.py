@@ -22,7 +22,7 @@ from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import render_value
 from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.recovery import MAX_NUDGES, unread_call_note
+from meta_tools.llm.recovery import nudge
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
@@ -181,11 +181,11 @@ async def ask_flat(
     try:
         for _ in range(max_rounds):
             turn = await counter.complete(ChatRequest(messages=list(messages), tools=schemas))
-            if not turn.tool_calls and turn.unread_call and nudges < MAX_NUDGES:
+            retry = nudge(turn, nudges)
+            if retry is not None:
                 # As the main agent does: a call it could not read is answered, not taken as the answer.
                 nudges += 1
-                messages.append(turn.as_message())
-                messages.append(Message(role="user", content=unread_call_note(turn.unread_call)))
+                messages.extend(retry)
                 continue
             if not turn.tool_calls:
                 run.answer = (turn.text or "").strip()

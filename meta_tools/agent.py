@@ -23,7 +23,7 @@ from .category.result import CategoryResult
 from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import MAX_NUDGES, unread_call_note
+from .llm.recovery import nudge
 from .llm.types import ChatRequest, Message, ToolCall
 from .router.manager import ANY_CATEGORY, MetaManager
 
@@ -150,11 +150,11 @@ class MainAgent:
         nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
             reply = await self.model.complete(self._request([*history, *turn], text))
-            if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
+            retry = nudge(reply, nudges)
+            if retry is not None:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
                 nudges += 1
-                turn.append(reply.as_message())
-                turn.append(Message(role="user", content=unread_call_note(reply.unread_call)))
+                turn.extend(retry)
                 continue
             if not reply.tool_calls:
                 # A call it still could not write is no answer when categories found one.

@@ -19,7 +19,7 @@ from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..llm.base import ChatModel
-from ..llm.recovery import MAX_NUDGES, unread_call_note
+from ..llm.recovery import nudge
 from ..llm.sampling import AnswerLater
 from ..llm.types import AssistantTurn, ChatRequest, Message
 from ..tools.base import BaseTool
@@ -270,12 +270,11 @@ class CategoryManager:
                 turn = await self._complete(run, schemas)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
-            if turn.unread_call and not turn.tool_calls and state.nudges < MAX_NUDGES:
+            retry = nudge(turn, state.nudges)
+            if retry is not None:
                 # It meant to call a tool: say what went wrong rather than end the run.
                 state.nudges += 1
-                state.messages.append(turn.as_message())
-                note = unread_call_note(turn.unread_call)
-                state.messages.append(Message(role="user", content=note))
+                state.messages.extend(retry)
                 continue
             # A call it still could not write, after the notes, is not an answer either.
             outcome = classify_turn(

@@ -42,7 +42,7 @@ import anyio
 from .._json import MAX_DEPTH, depth_within, loads
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
-from .types import AssistantTurn, ChatRequest, ToolCall
+from .types import AssistantTurn, ChatRequest, Message, ToolCall
 
 __all__ = [
     "INLINE_CHARS",
@@ -52,6 +52,7 @@ __all__ = [
     "Recovery",
     "arecover_turn",
     "looks_like_call",
+    "nudge",
     "recover_calls",
     "recover_turn",
     "unread_call_note",
@@ -268,6 +269,19 @@ def unread_call_note(problem: str) -> str:
         " Call one of the offered tools through the tool-calling interface, with its"
         " arguments as a JSON object. If none of them fits, say so in plain text."
     )
+
+
+def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
+    """The messages that answer a reply whose call could not be read, or None to take it as is.
+
+    A reply without calls whose text looks like an unreadable call is answered
+    (the reply, then `unread_call_note`), so that the model writes the call
+    again, up to `MAX_NUDGES` times (`nudges` were sent so far). After that,
+    or for any other reply, None.
+    """
+    if turn.tool_calls or not turn.unread_call or nudges >= MAX_NUDGES:
+        return None
+    return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
 
 
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
