@@ -4,7 +4,8 @@ Besides the category's tools, the LLM is offered two *control tools*,
 `request_input` and `decline`, so that "I need more input" and "no tool
 fits" are structured answers rather than guesses from prose. `classify_turn`
 reads a turn as one of four outcomes; `render_value` and `fence_result` turn
-a tool's result into the text the LLM reads next, fenced as data.
+a tool's result into the text the LLM reads next, fenced as data (and
+`read_result` reads that fence back).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ __all__ = [
     "Answered",
     "Calls",
     "Declined",
+    "FencedResult",
     "Outcome",
     "Requested",
     "call_key",
     "classify_turn",
     "fence_result",
+    "read_result",
     "read_task",
     "render_value",
     "repeat_message",
@@ -268,16 +271,48 @@ def read_task(message: str) -> tuple[str, str] | None:
     return head.removeprefix("Objective: "), exact_input
 
 
+@dataclass(frozen=True, slots=True)
+class FencedResult:
+    """A tool result read back from its fence (`read_result`).
+
+    `tool` is the name as fenced (other characters than letters, digits, `_.-`
+    became `_`); `text` is the result as fenced (closing tags in it defused).
+    """
+
+    tool: str
+    ok: bool
+    text: str
+
+
+_FENCED = re.compile(
+    r'\A<tool_result tool="(?P<tool>[A-Za-z0-9_.-]*)" status="(?P<status>ok|error)">\n'
+    r"(?P<text>.*)\n</tool_result>\Z",
+    re.DOTALL,
+)
+
+
 def fence_result(tool: str, ok: bool, text: str) -> str:
     """Wrap a tool result as data; no closing tag inside it can end the fence.
 
     Matched as the LLM would read it: any case or spacing, after NFKC
     normalisation (full-width `＜／`), with format characters (zero-width
     spaces, soft hyphens, word joiners), controls and combining marks ignored.
+    `read_result` reads it back.
     """
     body = _neutralise(text)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
     return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
+
+
+def read_result(content: str) -> FencedResult | None:
+    """The tool, status and text of a `fence_result`; None for any other text.
+
+    For scripted models that answer from tool results.
+    """
+    fenced = _FENCED.match(content)
+    if fenced is None:
+        return None
+    return FencedResult(fenced["tool"], fenced["status"] == "ok", fenced["text"])
 
 
 def tool_message(call: ToolCall, ok: bool, text: str) -> Message:

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from .._json import loads
 from ..agent import MainAgent
-from ..category.turns import read_task
+from ..category.turns import read_result, read_task
 from ..config import MetaToolsConfig
 from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
@@ -214,14 +214,11 @@ def _matches(name: str, tool: str) -> bool:
     return name == tool or name.endswith(f"_{tool}")
 
 
-def _parse_result(content: str) -> Any:
-    body = (
-        content.split("\n", 1)[1].rsplit("\n</tool_result>", 1)[0] if "\n" in content else content
-    )
+def _parse_result(text: str) -> Any:
     try:
-        return loads(body)
+        return loads(text)
     except ValueError:
-        return body
+        return text
 
 
 def _category_reply(content: str) -> dict[str, Any]:
@@ -273,9 +270,10 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
         names = {tool for calls in task.rounds for tool, _ in calls}
         results: Results = {}
         for message in request.messages:
-            if message.role == "tool" and 'status="ok"' in message.content.split("\n", 1)[0]:
+            fenced = read_result(message.content) if message.role == "tool" else None
+            if fenced is not None and fenced.ok:
                 tool = next(t for t in names if _matches(message.name or "", t))
-                results[tool] = _parse_result(message.content)  # a later retry wins
+                results[tool] = _parse_result(fenced.text)  # a later retry wins
         return AssistantTurn(text=task.summary(results))
 
     return _with_usage(decide)
