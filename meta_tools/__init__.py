@@ -41,7 +41,16 @@ from .exceptions import (
     ToolTimeoutError,
     ToolUnavailableError,
 )
-from .llm import AssistantTurn, ChatModel, ChatRequest, Message, ScriptedModel, ToolCall, Usage
+from .llm import (
+    AssistantTurn,
+    ChatModel,
+    ChatRequest,
+    Message,
+    ScriptedModel,
+    ToolCall,
+    ToolDefinition,
+    Usage,
+)
 from .router import MetaManager
 from .router.manager import CategoryCall
 from .router.reload import ConfigReloader, ReloadOutcome
@@ -100,6 +109,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolContext",
+    "ToolDefinition",
     "ToolDefinitionError",
     "ToolError",
     "ToolExecutionError",

@@ -1,7 +1,7 @@
 """`MainAgent`: a small OpenAI-style agent loop whose only tools are a router's category tools.
 
 This is the "main agent" of the design (Friday in `example.py`): it offers the
-model `meta.openai_tools()` (their parameter notes left to its instructions),
+model `meta.tool_definitions()` (their parameter notes left to its instructions),
 runs the category calls it asks for through `MetaManager.call_tool`
 (concurrently, when it asks for several), gives the results back as JSON
 text, and repeats until the model answers in words.
@@ -24,7 +24,7 @@ from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import nudge
-from .llm.types import ChatRequest, Message, ToolCall
+from .llm.types import ChatRequest, Message, ToolCall, ToolDefinition
 from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
@@ -57,7 +57,7 @@ EACH_RESULT = (
 )
 
 
-def without_parameter_notes(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def without_parameter_notes(tools: list[ToolDefinition]) -> list[ToolDefinition]:
     """`tools` with no description on their parameters.
 
     Every category tool has the same two parameters; the instructions explain
@@ -66,14 +66,12 @@ def without_parameter_notes(tools: list[dict[str, Any]]) -> list[dict[str, Any]]
     """
     bare = []
     for tool in tools:
-        function = tool["function"]
-        parameters = function["parameters"]
+        parameters = tool.parameters
         properties = {
             name: {k: v for k, v in spec.items() if k != "description"}
             for name, spec in parameters["properties"].items()
         }
-        parameters = parameters | {"properties": properties}
-        bare.append(tool | {"function": function | {"parameters": parameters}})
+        bare.append(tool.model_copy(update={"parameters": parameters | {"properties": properties}}))
     return bare
 
 
@@ -291,7 +289,7 @@ class MainAgent:
         return self._request([*history, Message(role="user", content=text)], text)
 
     def _request(self, messages: list[Message], text: str) -> ChatRequest:
-        tools = self.meta.openai_tools(text, include=self._used)
+        tools = self.meta.tool_definitions(text, include=self._used)
         system = Message(role="system", content=self.instructions)
         return ChatRequest(messages=[system, *messages], tools=without_parameter_notes(tools))
 

@@ -1,6 +1,6 @@
 """The category LLM's side of a run: its control tools, what its turns mean, how results reach it.
 
-Besides the category's tools, the LLM is offered two *control tools*,
+Besides the category's tools (`tool_definition`), the LLM is offered two *control tools*,
 `request_input` and `decline`, so that "I need more input" and "no tool
 fits" are structured answers rather than guesses from prose. `classify_turn`
 reads a turn as one of four outcomes; `render_value` and `fence_result` turn
@@ -21,7 +21,8 @@ from pydantic_core import to_jsonable_python
 
 from .._json import loads
 from .._lifecycle import is_cancellation
-from ..llm.types import AssistantTurn, Message, ToolCall
+from ..llm.types import AssistantTurn, Message, ToolCall, ToolDefinition
+from ..tools.base import BaseTool
 from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
 from .result import Execution
 
@@ -41,42 +42,44 @@ __all__ = [
     "render_value",
     "repeat_message",
     "task_message",
+    "tool_definition",
     "tool_message",
 ]
 
-CONTROL_TOOLS: list[dict[str, Any]] = [
+CONTROL_TOOLS: list[ToolDefinition] = [
     # Short on purpose: both schemas go with every LLM call of a run, and the
     # selection prompt already says when to call them.
-    {
-        "type": "function",
-        "function": {
-            "name": REQUEST_INPUT,
-            "description": "Ask for values the task needs but does not give.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "missing": {"type": "array", "items": {"type": "string"}},
-                    "question": {"type": "string"},
-                },
-                "required": ["missing", "question"],
+    ToolDefinition(
+        name=REQUEST_INPUT,
+        description="Ask for values the task needs but does not give.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "missing": {"type": "array", "items": {"type": "string"}},
+                "question": {"type": "string"},
             },
+            "required": ["missing", "question"],
         },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": DECLINE,
-            "description": "Say that no tool can do this task.",
-            "parameters": {
-                "type": "object",
-                "properties": {"reason": {"type": "string"}, "suggestion": {"type": "string"}},
-                "required": ["reason"],
-            },
+    ),
+    ToolDefinition(
+        name=DECLINE,
+        description="Say that no tool can do this task.",
+        parameters={
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "suggestion": {"type": "string"}},
+            "required": ["reason"],
         },
-    },
+    ),
 ]
 #: No tool may take a control call's name (`tools.schema` owns the names).
 _CONTROL_NAMES = RESERVED_TOOL_NAMES
+
+
+def tool_definition(tool: BaseTool) -> ToolDefinition:
+    """`tool` as the LLM is offered it."""
+    return ToolDefinition(
+        name=tool.name, description=tool.description, parameters=tool.parameters_schema
+    )
 
 
 # The outcomes of one LLM turn: the loop is a `match` over these.

@@ -261,7 +261,7 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
             return AssistantTurn(tool_calls=[call])
         done = sum(1 for m in request.messages if m.role == "assistant")
         if done < len(task.rounds) and request.tools:
-            offered = [t["function"]["name"] for t in request.tools]
+            offered = [t.name for t in request.tools]
             calls = [
                 ToolCall(name=next(n for n in offered if _matches(n, tool)), arguments=arguments)
                 for tool, arguments in task.rounds[done]

@@ -295,11 +295,7 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     text = turn.text
     if turn.tool_calls or not text or not request.tools or not _MAY_HOLD_CALL.search(text):
         return turn
-    parameters: dict[str, Properties] = {
-        str(tool["function"].get("name")): tool["function"].get("parameters") or {}
-        for tool in request.tools
-        if "function" in tool
-    }
+    parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
     reading = TextCalls(text)
     quotes = cache(partial(Quotes.of, request.messages))
     recovery = _recover(reading, text, parameters, quotes)

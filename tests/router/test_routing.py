@@ -14,7 +14,7 @@ from meta_tools.agent import EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
-from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words
 from meta_tools.router.ranking import MAX_TEXT_CHARS
@@ -95,7 +95,13 @@ def has_results(request: ChatRequest) -> bool:
 
 
 def names(tools: list[dict[str, Any]]) -> list[str]:
+    """The names of OpenAI functions (`MetaManager.openai_tools`)."""
     return [t["function"]["name"] for t in tools]
+
+
+def offered(tools: list[ToolDefinition]) -> list[str]:
+    """The names of the tools a request offered."""
+    return [t.name for t in tools]
 
 
 # -- the ranking ------------------------------------------------------------------------
@@ -205,12 +211,12 @@ async def test_main_agent_offers_ranked_categories_reaches_others_and_keeps_thos
     category_model = ScriptedModel.from_function(categories)
     agent = MainAgent(main, world(category_model, max_categories=1))
     assert await agent.ask("Track parcel CA107 where is my parcel") == "Arsenal are first."
-    assert names(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
+    assert offered(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
     assert [category_named(r) for r in category_model.requests] == ["Football", "Football"]
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
     assert '"category":"Football"' in reply.content
     # The next message ranks parcels first again, and keeps football: the conversation used it.
-    first = names(agent.request_for("Where is my parcel CA107?").tools)
+    first = offered(agent.request_for("Where is my parcel CA107?").tools)
     assert first == ["parcels", "football", ANY_CATEGORY]
 
 
@@ -225,9 +231,9 @@ def declining_in(*declining: str) -> ScriptedModel:
         if category in declining:
             call = ToolCall(name="decline", arguments={"reason": f"{category} has no such tool"})
             return AssistantTurn(tool_calls=[call])
-        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
-        arguments = {"league": "premier league"} if offered[0] == "league_table" else {}
-        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+        shown = [n for n in offered(request.tools) if n not in ("decline", "request_input")]
+        arguments = {"league": "premier league"} if shown[0] == "league_table" else {}
+        return AssistantTurn(tool_calls=[ToolCall(name=shown[0], arguments=arguments)])
 
     return ScriptedModel.from_function(reply)
 
@@ -366,9 +372,9 @@ def _category_run() -> ScriptedModel:
     def reply(request: ChatRequest) -> AssistantTurn:
         if has_results(request):
             return AssistantTurn(text="Found it.")
-        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
-        arguments = VALUES.get(offered[0], {})
-        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+        shown = [n for n in offered(request.tools) if n not in ("decline", "request_input")]
+        arguments = VALUES.get(shown[0], {})
+        return AssistantTurn(tool_calls=[ToolCall(name=shown[0], arguments=arguments)])
 
     return ScriptedModel.from_function(reply)
 
