@@ -26,6 +26,7 @@ from typing import Any
 
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Shortlist
+from meta_tools.category.turns import tool_definition
 from meta_tools.exceptions import ModelError
 from meta_tools.grouping.plan import draft_categories
 from meta_tools.llm.base import ChatModel
@@ -78,7 +79,7 @@ async def ask_plain(counter: CountingModel, entry: Entry, tools: Sequence[BfclTo
     run, started = Run(), time.perf_counter()
     counter.take()
     messages = [Message(role=m["role"], content=m["content"]) for m in entry.messages]
-    request = ChatRequest(messages=messages, tools=[t.openai_schema() for t in tools])
+    request = ChatRequest(messages=messages, tools=[tool_definition(t) for t in tools])
     bfcl_name = {t.name: t.bfcl_name for t in tools}
     calls: list[tuple[str, Any]] = []
     try:

@@ -22,6 +22,7 @@ from meta_tools.category.manager import CONTROL_TOOLS, CategoryManager
 from meta_tools.category.run import Run, RunState
 from meta_tools.cli.tokens import TokenCounter, load_counter
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm.openai_tools import openai_tool
 from meta_tools.router.manager import CATEGORY_SENTENCE, MetaManager
 from meta_tools.tools.schema import TOOL_NAME
 
@@ -78,12 +79,12 @@ def _managers(
 def _main_agent(catalog: Catalog, counter: TokenCounter) -> dict[str, Any]:
     flat = [t.openai_schema() for t in catalog.tools]
     meta = MetaManager(_managers(catalog, shortlist=True))
-    categories = meta.openai_tools()
+    definitions = meta.tool_definitions()
+    categories = [openai_tool(d) for d in definitions]
     fixed = []
-    for schema in categories:
-        user_text = schema["function"]["description"].removesuffix(" " + CATEGORY_SENTENCE)
-        without = json.loads(json.dumps(schema))
-        without["function"]["description"] = ""
+    for definition, schema in zip(definitions, categories, strict=True):
+        user_text = definition.description.removesuffix(" " + CATEGORY_SENTENCE)
+        without = openai_tool(definition.model_copy(update={"description": ""}))
         fixed.append(
             {
                 "without_description": _chars([without]) - 2,
@@ -106,7 +107,7 @@ def _main_agent(catalog: Catalog, counter: TokenCounter) -> dict[str, Any]:
         "fixed_chars_with_router_sentence": max(f["without_user_description"] for f in fixed),
         "reachable_tools": len(set(names)),
         "valid_names": sum(1 for n in names if TOOL_NAME.match(n)),
-        "category_names_valid": all(TOOL_NAME.match(s["function"]["name"]) for s in categories),
+        "category_names_valid": all(TOOL_NAME.match(d.name) for d in definitions),
     }
 
 
@@ -132,7 +133,7 @@ def _largest_block(
             if size > most_chars:
                 most_chars, most_tokens = size, counter.count_tools(schemas)
         out[label] = {"tools": most_tools, "chars": most_chars, "tokens": most_tokens}
-    out["control_tools_chars"] = _chars(CONTROL_TOOLS)
+    out["control_tools_chars"] = _chars([openai_tool(t) for t in CONTROL_TOOLS])
     return out
 
 
@@ -166,7 +167,7 @@ async def _scripted_tasks(
 
     def script(request: ChatRequest) -> AssistantTurn:
         if len(request.messages) == 2:
-            first = request.tools[0]["function"]["name"]
+            first = request.tools[0].name
             return AssistantTurn(tool_calls=[ToolCall(name=first, arguments={})])
         return AssistantTurn(text="done")
 

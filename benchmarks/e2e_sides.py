@@ -19,10 +19,10 @@ from typing import Any
 
 from meta_tools.agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
 from meta_tools.category.result import CategoryResult, RunUsage
-from meta_tools.category.turns import render_value
+from meta_tools.category.turns import render_value, tool_definition
 from meta_tools.exceptions import ModelError
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.recovery import MAX_NUDGES, unread_call_note
+from meta_tools.llm.recovery import nudge
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
@@ -54,7 +54,7 @@ class CountingModel:
         turn = await self.model.complete(request)
         if self.log is not None:
             entry = {
-                "offered": [t["function"]["name"] for t in request.tools][:8],
+                "offered": [t.name for t in request.tools][:8],
                 "last": request.messages[-1].content[:200],
                 "text": (turn.text or "")[:600],
                 "calls": [(c.name, c.arguments) for c in turn.tool_calls],
@@ -172,7 +172,7 @@ async def ask_flat(
     run, started = Run(), time.perf_counter()
     counter.take()
     pack = ToolPack(list(tools), name="flat")
-    schemas = [t.openai_schema() for t in pack.list_tools()]
+    offered = [tool_definition(t) for t in pack.list_tools()]
     messages = [
         Message(role="system", content=FLAT_INSTRUCTIONS),
         Message(role="user", content=prompt),
@@ -180,12 +180,12 @@ async def ask_flat(
     nudges = 0
     try:
         for _ in range(max_rounds):
-            turn = await counter.complete(ChatRequest(messages=list(messages), tools=schemas))
-            if not turn.tool_calls and turn.unread_call and nudges < MAX_NUDGES:
+            turn = await counter.complete(ChatRequest(messages=list(messages), tools=offered))
+            retry = nudge(turn, nudges)
+            if retry is not None:
                 # As the main agent does: a call it could not read is answered, not taken as the answer.
                 nudges += 1
-                messages.append(turn.as_message())
-                messages.append(Message(role="user", content=unread_call_note(turn.unread_call)))
+                messages.extend(retry)
                 continue
             if not turn.tool_calls:
                 run.answer = (turn.text or "").strip()

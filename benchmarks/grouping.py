@@ -283,7 +283,7 @@ async def model_routability(
                 Message(role="system", content=MAIN_AGENT),
                 Message(role="user", content=query),
             ],
-            tools=meta.openai_tools(),
+            tools=meta.tool_definitions(),
         )
         turn = await model.complete(request)
         called = turn.tool_calls[0].name if turn.tool_calls else None

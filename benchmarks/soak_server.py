@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from meta_tools.category.turns import read_task
+from meta_tools.category.turns import read_result, read_task
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
@@ -37,7 +37,6 @@ __all__ = ["answer", "main", "report_memory", "scripted_model"]
 
 _BY_OBJECTIVE = {task.objective: task for task in TASKS}
 _INPUT = re.compile(r"^token (?P<token>\d+)$")
-_FENCED = re.compile(r"\A<tool_result [^>]*>\n(?P<body>.*)\n</tool_result>\Z", re.DOTALL)
 
 
 def _summary(tool: str, output: dict[str, Any], arguments: dict[str, Any]) -> str:
@@ -68,12 +67,12 @@ def answer(request: ChatRequest) -> AssistantTurn:
         arguments = task.arguments(int(asked["token"]))
         return AssistantTurn(tool_calls=[ToolCall(name=task.tool, arguments=arguments)])
     last = results[-1]
-    fenced = _FENCED.match(last.content)
-    if fenced is None or 'status="ok"' not in last.content.split("\n", 1)[0]:
+    fenced = read_result(last.content)
+    if fenced is None or not fenced.ok:
         return AssistantTurn(text=f"the tool failed: {last.content[:300]}")
     calls = [c for m in request.messages for c in m.tool_calls if c.id == last.tool_call_id]
     sent = calls[0].arguments if calls and isinstance(calls[0].arguments, dict) else {}
-    return AssistantTurn(text=_summary(task.tool, json.loads(fenced["body"]), sent))
+    return AssistantTurn(text=_summary(task.tool, json.loads(fenced.text), sent))
 
 
 def scripted_model() -> ScriptedModel:

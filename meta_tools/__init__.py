@@ -46,7 +46,16 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         ToolUnavailableError,
     )
-    from .llm import AssistantTurn, ChatModel, ChatRequest, Message, ScriptedModel, ToolCall, Usage
+    from .llm import (
+        AssistantTurn,
+        ChatModel,
+        ChatRequest,
+        Message,
+        ScriptedModel,
+        ToolCall,
+        ToolDefinition,
+        Usage,
+    )
     from .llm.dashscope import DashScopeChatModel
     from .llm.openai import OpenAIChatModel
     from .router import MetaManager
@@ -98,6 +107,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolContext",
+    "ToolDefinition",
     "ToolDefinitionError",
     "ToolError",
     "ToolExecutionError",
@@ -155,6 +165,7 @@ _HOMES = {
     "ScriptedModel": ".llm",
     "ToolArgumentsError": ".exceptions",
     "ToolCall": ".llm",
+    "ToolDefinition": ".llm",
     "ToolContext": ".tools",
     "ToolDefinitionError": ".exceptions",
     "ToolError": ".exceptions",

@@ -1,7 +1,7 @@
 """`MainAgent`: a small OpenAI-style agent loop whose only tools are a router's category tools.
 
 This is the "main agent" of the design (Friday in `example.py`): it offers the
-model `meta.openai_tools()` (their parameter notes left to its instructions),
+model `meta.tool_definitions()` (their parameter notes left to its instructions),
 runs the category calls it asks for through `MetaManager.call_tool`
 (concurrently, when it asks for several), gives the results back as JSON
 text, and repeats until the model answers in words.
@@ -23,9 +23,9 @@ from .category.result import CategoryResult
 from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import MAX_NUDGES, arecover_turn, unread_call_note
+from .llm.recovery import arecover_turn, nudge
 from .llm.text_calls import TextCalls
-from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall
+from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
@@ -58,7 +58,7 @@ EACH_RESULT = (
 )
 
 
-def without_parameter_notes(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def without_parameter_notes(tools: list[ToolDefinition]) -> list[ToolDefinition]:
     """`tools` with no description on their parameters.
 
     Every category tool has the same two parameters; the instructions explain
@@ -67,14 +67,12 @@ def without_parameter_notes(tools: list[dict[str, Any]]) -> list[dict[str, Any]]
     """
     bare = []
     for tool in tools:
-        function = tool["function"]
-        parameters = function["parameters"]
+        parameters = tool.parameters
         properties = {
             name: {k: v for k, v in spec.items() if k != "description"}
             for name, spec in parameters["properties"].items()
         }
-        parameters = parameters | {"properties": properties}
-        bare.append(tool | {"function": function | {"parameters": parameters}})
+        bare.append(tool.model_copy(update={"parameters": parameters | {"properties": properties}}))
     return bare
 
 
@@ -152,11 +150,11 @@ class MainAgent:
         for _ in range(self.max_rounds):
             request = self._request([*history, *turn], text)
             reply = await self._routable(await self.model.complete(request), request)
-            if not reply.tool_calls and reply.unread_call and nudges < MAX_NUDGES:
+            retry = nudge(reply, nudges)
+            if retry is not None:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
                 nudges += 1
-                turn.append(reply.as_message())
-                turn.append(Message(role="user", content=unread_call_note(reply.unread_call)))
+                turn.extend(retry)
                 continue
             if not reply.tool_calls:
                 # A call it still could not write is no answer when categories found one.
@@ -284,7 +282,7 @@ class MainAgent:
         if reply.tool_calls or not reply.unread_call or not reply.text:
             return reply
         reading = TextCalls(reply.text)
-        offered = {tool["function"]["name"] for tool in request.tools}
+        offered = {tool.name for tool in request.tools}
         routable = {
             written.name
             for written in (*reading.tags, *reading.xml, *reading.json)
@@ -297,7 +295,7 @@ class MainAgent:
         }
         if not routable:
             return reply
-        extra = [{"type": "function", "function": {"name": name}} for name in sorted(routable)]
+        extra = [ToolDefinition(name=name) for name in sorted(routable)]
         widened = request.model_copy(update={"tools": [*request.tools, *extra]})
         read = await arecover_turn(reply.model_copy(update={"unread_call": None}), widened)
         return read if read.tool_calls else reply
@@ -324,7 +322,7 @@ class MainAgent:
         return self._request([*history, Message(role="user", content=text)], text)
 
     def _request(self, messages: list[Message], text: str) -> ChatRequest:
-        tools = self.meta.openai_tools(text, include=self._used)
+        tools = self.meta.tool_definitions(text, include=self._used)
         system = Message(role="system", content=self.instructions)
         return ChatRequest(messages=[system, *messages], tools=without_parameter_notes(tools))
 

@@ -89,8 +89,8 @@ async def test_the_category_tools_are_offered_without_the_notes_the_instructions
     await MainAgent(main, meta).ask("What weekday is 2025-12-25?")
     (offered,) = main.requests[0].tools
     full = meta.openai_tools()[0]
-    assert offered["function"]["description"] == full["function"]["description"]
-    assert offered["function"]["parameters"] == {
+    assert offered.description == full["function"]["description"]
+    assert offered.parameters == {
         "type": "object",
         "properties": {"objective": {"type": "string"}, "exact_input": {"type": "string"}},
         "required": ["objective", "exact_input"],
@@ -112,7 +112,7 @@ async def test_after_several_results_in_one_round_the_model_is_asked_for_each_of
     def categories(request: ChatRequest) -> AssistantTurn:
         if any(m.role == "tool" for m in request.messages):
             return AssistantTurn(text="Done.")
-        if "describe_date" in [t["function"]["name"] for t in request.tools]:
+        if "describe_date" in [t.name for t in request.tools]:
             call = ToolCall(name="describe_date", arguments={"date": "2025-12-25"})
         else:
             call = ToolCall(name="shout", arguments={"text": "hi"})

@@ -92,7 +92,7 @@ def test_scoring_asks_for_the_right_tools_a_question_or_no_tool_at_all() -> None
 
 def oracle(request: ChatRequest) -> AssistantTurn:
     """A model that does each demo task right; it writes concrete calls as text, as small models do."""
-    offered = {t["function"]["name"] for t in request.tools}
+    offered = {t.name for t in request.tools}
     last = request.messages[-1]
     done = last.role == "tool" or last.content.startswith("Round ")
     if done or not offered:
@@ -189,7 +189,7 @@ def write_catalog(data: Path) -> None:
 
 
 def catalog_oracle(request: ChatRequest) -> AssistantTurn:
-    offered = {t["function"]["name"] for t in request.tools}
+    offered = {t.name for t in request.tools}
     last = request.messages[-1]
     if last.role == "tool" or last.content.startswith("Round ") or not offered:
         return AssistantTurn(text="Tracked.")

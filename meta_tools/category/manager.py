@@ -19,9 +19,9 @@ from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..llm.base import ChatModel
-from ..llm.recovery import MAX_NUDGES, unread_call_note
+from ..llm.recovery import nudge
 from ..llm.sampling import AnswerLater
-from ..llm.types import AssistantTurn, ChatRequest, Message
+from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolPack
@@ -51,6 +51,7 @@ from .turns import (
     Requested,
     classify_turn,
     task_message,
+    tool_definition,
     tool_message,
 )
 
@@ -264,18 +265,17 @@ class CategoryManager:
         """Select → execute → evaluate, round after round, until the model ends the run."""
         state = run.state
         while True:
-            schemas = [t.openai_schema() for t in run.tools] + CONTROL_TOOLS
+            offered = [tool_definition(t) for t in run.tools] + CONTROL_TOOLS
             started = time.perf_counter()
             try:
-                turn = await self._complete(run, schemas)
+                turn = await self._complete(run, offered)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
-            if turn.unread_call and not turn.tool_calls and state.nudges < MAX_NUDGES:
+            retry = nudge(turn, state.nudges)
+            if retry is not None:
                 # It meant to call a tool: say what went wrong rather than end the run.
                 state.nudges += 1
-                state.messages.append(turn.as_message())
-                note = unread_call_note(turn.unread_call)
-                state.messages.append(Message(role="user", content=note))
+                state.messages.extend(retry)
                 continue
             # A call it still could not write, after the notes, is not an answer either.
             outcome = classify_turn(
@@ -325,22 +325,22 @@ class CategoryManager:
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
 
-    async def _complete(self, run: Run, schemas: list[dict[str, Any]]) -> AssistantTurn:
+    async def _complete(self, run: Run, tools: list[ToolDefinition]) -> AssistantTurn:
         state = run.state
         started = time.perf_counter()
         try:
             turn = await self.model.complete(
-                ChatRequest(messages=list(state.messages), tools=schemas)
+                ChatRequest(messages=list(state.messages), tools=tools)
             )
         except AnswerLater as later:
-            phase: SuspendedPhase = "loop" if schemas else "summary"
+            phase: SuspendedPhase = "loop" if tools else "summary"
             elapsed = max(started - run.started, 0.0)
             point = SuspendedRun(category=self.name, phase=phase, elapsed_s=elapsed, state=state)
             raise RunSuspended(point, later.params) from None
         except ModelError as exc:  # the trace keeps what was sent, and why nothing came back
-            await run.emit(partial(self._model_called, state, schemas, None, started, exc))
+            await run.emit(partial(self._model_called, state, tools, None, started, exc))
             raise
-        await run.emit(lambda: self._model_called(state, schemas, turn, started))
+        await run.emit(lambda: self._model_called(state, tools, turn, started))
         state.usage.count(turn)
         return turn
 
@@ -426,7 +426,7 @@ class CategoryManager:
     def _model_called(
         self,
         state: RunState,
-        schemas: list[dict[str, Any]],
+        tools: list[ToolDefinition],
         turn: AssistantTurn | None,
         started: float,
         error: ModelError | None = None,
@@ -434,14 +434,14 @@ class CategoryManager:
         """The trace record of one LLM call: the prompt's new messages and the reply (or error)."""
         new = state.messages[state.traced :]
         state.traced = len(state.messages)
-        phase = "summary" if not schemas else "select" if state.iteration == 0 else "evaluate"
+        phase = "summary" if not tools else "select" if state.iteration == 0 else "evaluate"
         return ModelCalled(
             state.run_id,
             self.name,
             state.iteration,
             phase=phase,
             messages=tuple(self.redactor.value(m.model_dump(exclude_defaults=True)) for m in new),
-            tools=tuple(s["function"]["name"] for s in schemas if "function" in s),
+            tools=tuple(t.name for t in tools),
             reply=(
                 {}
                 if turn is None

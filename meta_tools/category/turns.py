@@ -1,10 +1,11 @@
 """The category LLM's side of a run: its control tools, what its turns mean, how results reach it.
 
-Besides the category's tools, the LLM is offered two *control tools*,
+Besides the category's tools (`tool_definition`), the LLM is offered two *control tools*,
 `request_input` and `decline`, so that "I need more input" and "no tool
 fits" are structured answers rather than guesses from prose. `classify_turn`
 reads a turn as one of four outcomes; `render_value` and `fence_result` turn
-a tool's result into the text the LLM reads next, fenced as data.
+a tool's result into the text the LLM reads next, fenced as data (and
+`read_result` reads that fence back).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pydantic_core import to_jsonable_python
 
 from .._json import loads
 from .._lifecycle import is_cancellation
-from ..llm.types import AssistantTurn, Message, ToolCall
-from ..tools.schema import RESERVED_TOOL_NAMES
+from ..llm.types import AssistantTurn, Message, ToolCall, ToolDefinition
+from ..tools.base import BaseTool
+from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
 from .result import Execution
 
 __all__ = [
@@ -29,51 +31,55 @@ __all__ = [
     "Answered",
     "Calls",
     "Declined",
+    "FencedResult",
     "Outcome",
     "Requested",
     "call_key",
     "classify_turn",
     "fence_result",
+    "read_result",
     "read_task",
     "render_value",
     "repeat_message",
     "task_message",
+    "tool_definition",
     "tool_message",
 ]
 
-CONTROL_TOOLS: list[dict[str, Any]] = [
+CONTROL_TOOLS: list[ToolDefinition] = [
     # Short on purpose: both schemas go with every LLM call of a run, and the
     # selection prompt already says when to call them.
-    {
-        "type": "function",
-        "function": {
-            "name": "request_input",
-            "description": "Ask for values the task needs but does not give.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "missing": {"type": "array", "items": {"type": "string"}},
-                    "question": {"type": "string"},
-                },
-                "required": ["missing", "question"],
+    ToolDefinition(
+        name=REQUEST_INPUT,
+        description="Ask for values the task needs but does not give.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "missing": {"type": "array", "items": {"type": "string"}},
+                "question": {"type": "string"},
             },
+            "required": ["missing", "question"],
         },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "decline",
-            "description": "Say that no tool can do this task.",
-            "parameters": {
-                "type": "object",
-                "properties": {"reason": {"type": "string"}, "suggestion": {"type": "string"}},
-                "required": ["reason"],
-            },
+    ),
+    ToolDefinition(
+        name=DECLINE,
+        description="Say that no tool can do this task.",
+        parameters={
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "suggestion": {"type": "string"}},
+            "required": ["reason"],
         },
-    },
+    ),
 ]
-_CONTROL_NAMES = frozenset(tool["function"]["name"] for tool in CONTROL_TOOLS)
-assert _CONTROL_NAMES == RESERVED_TOOL_NAMES  # no tool may take a control call's name
+#: No tool may take a control call's name (`tools.schema` owns the names).
+_CONTROL_NAMES = RESERVED_TOOL_NAMES
+
+
+def tool_definition(tool: BaseTool) -> ToolDefinition:
+    """`tool` as the LLM is offered it."""
+    return ToolDefinition(
+        name=tool.name, description=tool.description, parameters=tool.parameters_schema
+    )
 
 
 # The outcomes of one LLM turn: the loop is a `match` over these.
@@ -131,7 +137,7 @@ def classify_turn(turn: AssistantTurn) -> Outcome:
         problem = _control_problem(call.name, args)
         if problem is not None:
             rejected.append((call, problem))
-        elif call.name == "request_input":
+        elif call.name == REQUEST_INPUT:
             missing = args.get("missing", [])
             missing = [str(m) for m in missing] if isinstance(missing, list) else [str(missing)]
             return Requested(missing, str(args["question"]))
@@ -144,7 +150,7 @@ def classify_turn(turn: AssistantTurn) -> Outcome:
 
 
 #: The field without which a control call means nothing.
-_ESSENTIAL = {"request_input": "question", "decline": "reason"}
+_ESSENTIAL = {REQUEST_INPUT: "question", DECLINE: "reason"}
 
 
 def _control_problem(name: str, args: dict[str, Any]) -> str | None:
@@ -268,16 +274,48 @@ def read_task(message: str) -> tuple[str, str] | None:
     return head.removeprefix("Objective: "), exact_input
 
 
+@dataclass(frozen=True, slots=True)
+class FencedResult:
+    """A tool result read back from its fence (`read_result`).
+
+    `tool` is the name as fenced (other characters than letters, digits, `_.-`
+    became `_`); `text` is the result as fenced (closing tags in it defused).
+    """
+
+    tool: str
+    ok: bool
+    text: str
+
+
+_FENCED = re.compile(
+    r'\A<tool_result tool="(?P<tool>[A-Za-z0-9_.-]*)" status="(?P<status>ok|error)">\n'
+    r"(?P<text>.*)\n</tool_result>\Z",
+    re.DOTALL,
+)
+
+
 def fence_result(tool: str, ok: bool, text: str) -> str:
     """Wrap a tool result as data; no closing tag inside it can end the fence.
 
     Matched as the LLM would read it: any case or spacing, after NFKC
     normalisation (full-width `＜／`), with format characters (zero-width
     spaces, soft hyphens, word joiners), controls and combining marks ignored.
+    `read_result` reads it back.
     """
     body = _neutralise(text)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)
     return f'<tool_result tool="{name}" status="{"ok" if ok else "error"}">\n{body}\n</tool_result>'
+
+
+def read_result(content: str) -> FencedResult | None:
+    """The tool, status and text of a `fence_result`; None for any other text.
+
+    For scripted models that answer from tool results.
+    """
+    fenced = _FENCED.match(content)
+    if fenced is None:
+        return None
+    return FencedResult(fenced["tool"], fenced["status"] == "ok", fenced["text"])
 
 
 def tool_message(call: ToolCall, ok: bool, text: str) -> Message:

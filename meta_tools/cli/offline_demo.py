@@ -19,12 +19,13 @@ from rich.console import Console
 
 from .._json import loads
 from ..agent import MainAgent
-from ..category.turns import read_task
+from ..category.turns import read_result, read_task
 from ..config import MetaToolsConfig
 from ..demo.categories import CATEGORIES
 from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
+from ..tools.schema import REQUEST_INPUT
 from ..tracing import Tracer
 from .checks import measure
 from .console import AgentStepPrinter, print_saving
@@ -169,14 +170,11 @@ def _matches(name: str, tool: str) -> bool:
     return name == tool or name.endswith(f"_{tool}")
 
 
-def _parse_result(content: str) -> Any:
-    body = (
-        content.split("\n", 1)[1].rsplit("\n</tool_result>", 1)[0] if "\n" in content else content
-    )
+def _parse_result(text: str) -> Any:
     try:
-        return loads(body)
+        return loads(text)
     except ValueError:
-        return body
+        return text
 
 
 def _category_reply(content: str) -> dict[str, Any]:
@@ -214,12 +212,12 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
         if task.ask is not None:
             missing, question = task.ask
             call = ToolCall(
-                name="request_input", arguments={"missing": missing, "question": question}
+                name=REQUEST_INPUT, arguments={"missing": missing, "question": question}
             )
             return AssistantTurn(tool_calls=[call])
         done = sum(1 for m in request.messages if m.role == "assistant")
         if done < len(task.rounds) and request.tools:
-            offered = [t["function"]["name"] for t in request.tools]
+            offered = [t.name for t in request.tools]
             calls = [
                 ToolCall(name=next(n for n in offered if _matches(n, tool)), arguments=arguments)
                 for tool, arguments in task.rounds[done]
@@ -228,9 +226,10 @@ def category_model(questions: Sequence[Question]) -> ScriptedModel:
         names = {tool for calls in task.rounds for tool, _ in calls}
         results: Results = {}
         for message in request.messages:
-            if message.role == "tool" and 'status="ok"' in message.content.split("\n", 1)[0]:
+            fenced = read_result(message.content) if message.role == "tool" else None
+            if fenced is not None and fenced.ok:
                 tool = next(t for t in names if _matches(message.name or "", t))
-                results[tool] = _parse_result(message.content)  # a later retry wins
+                results[tool] = _parse_result(fenced.text)  # a later retry wins
         return AssistantTurn(text=task.summary(results))
 
     return _with_usage(decide)

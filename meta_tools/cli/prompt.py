@@ -15,6 +15,7 @@ from typing import Any
 from ..category.manager import CategoryManager
 from ..category.prompts import PromptVariables
 from ..exceptions import ModelError
+from ..llm.openai_tools import openai_tool
 from ..llm.types import AssistantTurn, ChatRequest
 from ..router.manager import MetaManager
 
@@ -54,7 +55,7 @@ class PromptPreview:
             "category": self.category,
             "name": self.slug,
             "messages": [] if request is None else [m.model_dump() for m in request.messages],
-            "tools": [] if request is None else request.tools,
+            "tools": [] if request is None else [openai_tool(t) for t in request.tools],
             "tool_result_evaluation": self.evaluation,
             "max_iteration_summary": self.summary,
             "answer_without_model": self.answer or None,
@@ -70,11 +71,10 @@ async def preview_prompts(
     if not capture.requests:
         return PromptPreview(manager.name, manager.slug, None, answer=result.summary)
     request = capture.requests[0]
-    offered = [
-        s["function"] for s in request.tools if s.get("function", {}).get("name") in manager.tools
-    ]
     tools = [
-        {"name": str(f["name"]), "description": str(f.get("description", ""))} for f in offered
+        {"name": t.name, "description": t.description}
+        for t in request.tools
+        if t.name in manager.tools
     ]
     later = _after_one_round(manager, objective, exact_input, tools)
     return PromptPreview(
@@ -120,10 +120,9 @@ def preview_text(preview: PromptPreview) -> str:
         what = "the tool_selection template" if message.role == "system" else "the task"
         lines += [f"── {message.role} ({what}) ──", message.content, ""]
     lines.append(f"── offered tools ({len(request.tools)}) ──")
-    for schema in request.tools:
-        function = schema.get("function", {})
-        parameters = json.dumps(function.get("parameters", {}), ensure_ascii=False)
-        lines.append(f"{function.get('name')}: {function.get('description', '')}")
+    for tool in request.tools:
+        parameters = json.dumps(tool.parameters, ensure_ascii=False)
+        lines.append(f"{tool.name}: {tool.description}")
         lines.append(f"    parameters: {parameters}")
     lines += [
         "",

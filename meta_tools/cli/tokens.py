@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from ..llm.openai_tools import openai_tool
 from ..llm.types import ChatRequest
 
 __all__ = ["ESTIMATE", "Encoding", "TokenCounter", "load_counter"]
@@ -65,7 +66,8 @@ class TokenCounter:
         return self.count(json.dumps(list(tools), ensure_ascii=False))
 
     def count_request(self, request: ChatRequest) -> int:
-        """Prompt tokens of one chat request: messages with their framing, plus the tools."""
+        """Prompt tokens of one chat request: messages with their framing, plus the tools
+        (as OpenAI function tools)."""
         total = _REPLY_PRIMING
         for message in request.messages:
             total += _PER_MESSAGE + self.count(message.role) + self.count(message.content)
@@ -75,7 +77,7 @@ class TokenCounter:
                 calls = [{"name": c.name, "arguments": c.arguments} for c in message.tool_calls]
                 total += self.count(json.dumps(calls, ensure_ascii=False))
         if request.tools:
-            total += self.count_tools(request.tools)
+            total += self.count_tools([openai_tool(t) for t in request.tools])
         return total
 
     def count_requests(self, requests: Sequence[ChatRequest]) -> int:

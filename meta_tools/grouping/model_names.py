@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from .._json import loads
 from ..exceptions import ModelError
 from ..llm.base import ChatModel
-from ..llm.types import AssistantTurn, ChatRequest, Message
+from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from .name import Draft, unique_names
 
@@ -36,14 +36,11 @@ class _Answer(BaseModel):
     categories: list[_Named]
 
 
-NAME_FUNCTION = {
-    "type": "function",
-    "function": {
-        "name": "name_categories",
-        "description": "Give each group of tools a category name, description and usage notes.",
-        "parameters": _Answer.model_json_schema(),
-    },
-}
+NAME_FUNCTION = ToolDefinition(
+    name="name_categories",
+    description="Give each group of tools a category name, description and usage notes.",
+    parameters=_Answer.model_json_schema(),
+)
 
 _SYSTEM = (
     "You name categories of tools for a tool router. A main agent sees only each category's "

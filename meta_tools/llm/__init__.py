@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import ChatModel
 from .scripted import ScriptedModel
-from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
+from .types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition, Usage
 
 if TYPE_CHECKING:
     from .dashscope import DashScopeChatModel
@@ -26,6 +26,7 @@ __all__ = [
     "OpenAIChatModel",
     "ScriptedModel",
     "ToolCall",
+    "ToolDefinition",
     "Usage",
 ]
 

@@ -28,6 +28,7 @@ from .base import (
     load_arguments,
     retry_after_from_headers,
 )
+from .openai_tools import openai_tool
 from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
@@ -123,7 +124,7 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
 
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages: list[MessageInput] = [_to_wire(message) for message in request.messages]
-        tools = request.tools or None
+        tools = [openai_tool(t) for t in request.tools] or None
         options = self.options
         parameters = dict(options.extra_body) if options.extra_body else None
 

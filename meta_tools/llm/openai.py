@@ -29,6 +29,7 @@ from .base import (
     load_arguments,
     retry_after_from_headers,
 )
+from .openai_tools import openai_tool
 from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
@@ -133,7 +134,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
 
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages = [_to_wire(message) for message in request.messages]
-        tools = cast("list[ChatCompletionToolUnionParam]", request.tools)
+        tools = cast("list[ChatCompletionToolUnionParam]", [openai_tool(t) for t in request.tools])
         options = self.options
         extra_body = dict(options.extra_body) if options.extra_body else None
 

@@ -43,7 +43,7 @@ from .._json import MAX_DEPTH, depth_within, loads
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
-from .types import AssistantTurn, ChatRequest, ToolCall
+from .types import AssistantTurn, ChatRequest, Message, ToolCall
 
 __all__ = [
     "INLINE_CHARS",
@@ -53,6 +53,7 @@ __all__ = [
     "Recovery",
     "arecover_turn",
     "looks_like_call",
+    "nudge",
     "recover_calls",
     "recover_turn",
     "unread_call_note",
@@ -271,6 +272,19 @@ def unread_call_note(problem: str) -> str:
     )
 
 
+def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
+    """The messages that answer a reply whose call could not be read, or None to take it as is.
+
+    A reply without calls whose text looks like an unreadable call is answered
+    (the reply, then `unread_call_note`), so that the model writes the call
+    again, up to `MAX_NUDGES` times (`nudges` were sent so far). After that,
+    or for any other reply, None.
+    """
+    if turn.tool_calls or not turn.unread_call or nudges >= MAX_NUDGES:
+        return None
+    return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
+
+
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """`turn` with the calls its text holds moved to `tool_calls`.
 
@@ -282,11 +296,7 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     text = turn.text
     if turn.tool_calls or not text or not request.tools or not _MAY_HOLD_CALL.search(text):
         return turn
-    parameters: dict[str, Properties] = {
-        str(tool["function"].get("name")): tool["function"].get("parameters") or {}
-        for tool in request.tools
-        if "function" in tool
-    }
+    parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
     reading = TextCalls(text)
     quotes = cache(partial(Quotes.of, request.messages))
     recovery = _recover(reading, text, parameters, quotes)

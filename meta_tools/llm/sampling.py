@@ -148,16 +148,15 @@ def _sampling_messages(
 def to_sampling_params(
     request: ChatRequest, *, max_tokens: int, temperature: float | None = None
 ) -> mcp_types.CreateMessageRequestParams:
-    """A chat request as `sampling/createMessage` parameters (OpenAI function tools -> MCP tools)."""
+    """A chat request as `sampling/createMessage` parameters (its tools as MCP tools)."""
     system, messages = _sampling_messages(request.messages)
     tools = [
         mcp_types.Tool(
-            name=spec["function"]["name"],
-            description=spec["function"].get("description"),
-            input_schema=spec["function"].get("parameters") or {"type": "object"},
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.parameters or {"type": "object"},
         )
-        for spec in request.tools
-        if spec.get("type") == "function"
+        for tool in request.tools
     ]
     return mcp_types.CreateMessageRequestParams(
         messages=messages,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .._text import valid_utf8
 
-__all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "Usage"]
+__all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "ToolDefinition", "Usage"]
 
 
 def _call_id() -> str:
@@ -77,8 +77,31 @@ class AssistantTurn(BaseModel):
         return Message(role="assistant", content=self.text or "", tool_calls=self.tool_calls)
 
 
+def _no_parameters() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class ToolDefinition(BaseModel):
+    """A tool as a model is offered it, in no provider's shape.
+
+    Each client turns it into its provider's own (`llm.openai_tools` for the
+    OpenAI and DashScope clients, `llm.sampling` for an MCP host's model).
+
+    Attributes:
+        name: the function name the model calls.
+        description: what the tool does, for the model.
+        parameters: the JSON schema (`type: object`) of its arguments.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=_no_parameters)
+
+
 class ChatRequest(BaseModel):
-    """Messages plus the tools offered, as OpenAI function schemas."""
+    """Messages plus the tools offered."""
 
     messages: list[Message]
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[ToolDefinition] = Field(default_factory=list)

@@ -23,6 +23,8 @@ from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.base import ChatModel
+from ..llm.openai_tools import openai_tool
+from ..llm.types import ToolDefinition
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
@@ -55,19 +57,16 @@ def tool_words(name: str) -> str:
     return " ".join(word.lower() for word in words) or own
 
 
-def any_category_tool() -> dict[str, Any]:
-    """The OpenAI function that reaches every category: the ranking picks where the task runs."""
-    return {
-        "type": "function",
-        "function": {
-            "name": ANY_CATEGORY,
-            "description": (
-                "Any other category: when none of the offered categories fits the task,"
-                " call this; the task runs in the category that fits it best, among all of them."
-            ),
-            "parameters": category_parameters(),
-        },
-    }
+def any_category_tool() -> ToolDefinition:
+    """The tool that reaches every category: the ranking picks where the task runs."""
+    return ToolDefinition(
+        name=ANY_CATEGORY,
+        description=(
+            "Any other category: when none of the offered categories fits the task,"
+            " call this; the task runs in the category that fits it best, among all of them."
+        ),
+        parameters=category_parameters(),
+    )
 
 
 def category_parameters() -> dict[str, Any]:
@@ -337,23 +336,29 @@ class MetaManager(AsyncCloseable):
         wanted = set(include)
         return [r for i, r in enumerate(ranked) if i < limit or r.category.slug in wanted]
 
-    def openai_tools(
+    def tool_definitions(
         self, request: str | None = None, *, include: Iterable[str] = ()
-    ) -> list[dict[str, Any]]:
-        """One OpenAI function per category; with `request`, only those offered for it.
+    ) -> list[ToolDefinition]:
+        """One tool per category; with `request`, only those offered for it.
 
         When `request` is given and the router has more categories than
         `routing.max_categories`, the best-ranked categories come first, each
         described with its best-matching tools for `request`, followed by the
-        `any_category` function (`call_tool` runs it in the best-ranked category).
+        `any_category` tool (`call_tool` runs it in the best-ranked category).
         """
         offered = self.offered(request, include=include)
         if offered is None:
-            return [self._openai_tool(m, self.tool_description(m)) for m in self.categories]
-        tools = [self._openai_tool(r.category, self._ranked_description(r)) for r in offered]
+            return [self._definition(m, self.tool_description(m)) for m in self.categories]
+        tools = [self._definition(r.category, self._ranked_description(r)) for r in offered]
         if ANY_CATEGORY not in self._managers:
             tools.append(any_category_tool())
         return tools
+
+    def openai_tools(
+        self, request: str | None = None, *, include: Iterable[str] = ()
+    ) -> list[dict[str, Any]]:
+        """`tool_definitions` as OpenAI functions, for an OpenAI-style agent loop of your own."""
+        return [openai_tool(t) for t in self.tool_definitions(request, include=include)]
 
     def _ranked_description(self, ranked: RankedCategory) -> str:
         """The category's description and what its best-matching tools do, in words.
@@ -368,25 +373,16 @@ class MetaManager(AsyncCloseable):
         return f"{manager.description.rstrip()} It can: {can}. {CATEGORY_SENTENCE}"
 
     @staticmethod
-    def _openai_tool(manager: CategoryManager, description: str) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": manager.slug,
-                "description": description,
-                "parameters": category_parameters(),
-            },
-        }
+    def _definition(manager: CategoryManager, description: str) -> ToolDefinition:
+        return ToolDefinition(
+            name=manager.slug, description=description, parameters=category_parameters()
+        )
 
     def list_tools(self) -> list[McpTool]:
         """The category tools in MCP shape."""
         return [
-            McpTool(
-                name=m.slug,
-                description=self.tool_description(m),
-                input_schema=category_parameters(),
-            )
-            for m in self._managers.values()
+            McpTool(name=t.name, description=t.description, input_schema=t.parameters)
+            for t in self.tool_definitions()
         ]
 
     def check_call(self, name: str, arguments: Mapping[str, Any]) -> CategoryCall:

@@ -275,7 +275,7 @@ def direct_oracle(entries: Mapping[str, Entry]) -> Callable[[ChatRequest], Assis
     """Right calls on both sides; on an irrelevance entry the plain side calls and the loop declines."""
 
     def reply(request: ChatRequest) -> AssistantTurn:
-        offered = {t["function"]["name"] for t in request.tools}
+        offered = {t.name for t in request.tools}
         last = request.messages[-1]
         if last.role == "tool" or last.content.startswith("Round ") or not offered:
             return AssistantTurn(text="Done.")
@@ -342,13 +342,11 @@ async def test_the_direct_setting_asks_each_entry_on_both_sides_and_scores_them_
     assert result["sides"]["plain"]["accuracy"] == 0.8
     assert result["entries"]["simple"] == {"of": 400, "seed": None, "ids": ["simple_python_1"]}
     # The plain request is the entry's messages as they are, its functions as tools.
-    plain_request = next(
-        r for r in model.requests if "decline" not in {t["function"]["name"] for t in r.tools}
-    )
+    plain_request = next(r for r in model.requests if "decline" not in {t.name for t in r.tools})
     assert [m.model_dump(include={"role", "content"}) for m in plain_request.messages] == [
         {"role": "user", "content": found["simple_python_1"].request}
     ]
-    assert [t["function"]["name"] for t in plain_request.tools] == ["math_factorial"]
+    assert [t.name for t in plain_request.tools] == ["math_factorial"]
 
 
 @needs_bfcl
@@ -378,7 +376,7 @@ async def test_the_pooled_setting_asks_through_the_hierarchy_and_retrieval_and_m
     assert offered["live_simple_26-6-0"] == "uber_ride_2"  # a second uber.ride, made unique
 
     def reply(request: ChatRequest) -> AssistantTurn:
-        names = {t["function"]["name"] for t in request.tools}
+        names = {t.name for t in request.tools}
         last = request.messages[-1]
         if last.role == "tool" or last.content.startswith("Round ") or not names:
             return AssistantTurn(text="Done.")

@@ -87,7 +87,7 @@ def test_the_model_routes_with_the_category_tools_a_main_agent_gets(tmp_path: Pa
     seen: list[list[str]] = []
 
     def main_agent(request: ChatRequest) -> AssistantTurn:
-        seen.append([t["function"]["name"] for t in request.tools])
+        seen.append([t.name for t in request.tools])
         asked = request.messages[-1].content
         if "lyrics" in asked:
             return AssistantTurn(tool_calls=[ToolCall(name="music", arguments={})])

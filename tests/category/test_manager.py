@@ -57,7 +57,7 @@ def manager(model: ScriptedModel, *tools: object, **options: object) -> Category
 
 
 def offered(request: ChatRequest) -> list[str]:
-    return [t["function"]["name"] for t in request.tools]
+    return [t.name for t in request.tools]
 
 
 async def test_single_tool_call_then_summary_is_success_in_two_llm_calls() -> None:

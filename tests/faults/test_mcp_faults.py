@@ -50,7 +50,7 @@ def told(request: ChatRequest) -> list[str]:
 
 
 def offered(request: ChatRequest) -> list[str]:
-    return [t["function"]["name"] for t in request.tools]
+    return [t.name for t in request.tools]
 
 
 def fenced(tool_name: str, ok: bool, body: str) -> str:

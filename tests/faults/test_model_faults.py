@@ -219,7 +219,7 @@ async def test_an_unknown_tool_is_answered_with_the_available_ones_and_withdraws
         ("add", None),
     ]
     assert told(model.requests[1]) == [fenced("addition", False, error)]
-    assert model.requests[2].tools[0]["function"]["name"] == "add"
+    assert model.requests[2].tools[0].name == "add"
 
 
 async def test_an_empty_reply_before_any_tool_is_no_suitable_tool() -> None:

@@ -71,7 +71,7 @@ async def test_mcp_tools_with_control_names_are_renamed_reported_and_really_call
     async with MetaManager.from_config(config, model=model, sources=[source]) as meta:
         result = await meta.call_tool("work", {"objective": "decline it", "exact_input": "hi"})
         warnings = list(meta.warnings)
-    offered = [t["function"]["name"] for t in model.requests[0].tools]
+    offered = [t.name for t in model.requests[0].tools]
     assert offered == ["mcp_decline", "mcp_request_input", "request_input", "decline"]
     assert result.status == "success"
     assert [(e.tool, e.result) for e in result.executions] == [

@@ -53,7 +53,7 @@ async def test_the_model_names_every_group_in_one_call_from_its_tools() -> None:
     assert [d.tools for d in named] == [d.tools for d in DRAFTS]
     assert notes == []
     (request,) = model.requests
-    assert request.tools[0]["function"]["name"] == "name_categories"
+    assert request.tools[0].name == "name_categories"
     shown = json.loads(request.messages[1].content)
     assert shown["groups"][0] == {
         "id": 0,

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from meta_tools.llm import ChatRequest, Message
+from meta_tools.llm import ChatRequest, Message, ToolDefinition
 
-__all__ = ["ADD_TOOL", "ask"]
+__all__ = ["ADD_TOOL", "ADD_TOOL_WIRE", "ask"]
 
-ADD_TOOL: dict[str, Any] = {
+ADD_TOOL = ToolDefinition(
+    name="calc_add",
+    description="Add two integers",
+    parameters={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+)
+
+ADD_TOOL_WIRE: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "calc_add",
@@ -20,6 +30,7 @@ ADD_TOOL: dict[str, Any] = {
         },
     },
 }
+"""`ADD_TOOL` as OpenAI and DashScope want it sent."""
 
 
 def ask(text: str, *, tools: bool = True) -> ChatRequest:

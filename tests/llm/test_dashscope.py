@@ -16,7 +16,7 @@ from tests.fakes.llm_server import (
     dashscope_tool_reply,
     wire_tool_call,
 )
-from tests.llm.chat_requests import ADD_TOOL, ask
+from tests.llm.chat_requests import ADD_TOOL, ADD_TOOL_WIRE, ask
 from tests.llm.providers import DASHSCOPE
 
 pytestmark = pytest.mark.anyio
@@ -69,7 +69,7 @@ async def test_request_body_is_native_with_tool_calls_tool_results_and_tools(
                 {"role": "tool", "content": "3", "tool_call_id": "call_1", "name": "calc_add"},
             ]
         },
-        "parameters": {"result_format": "message", "tools": [ADD_TOOL], "tool_choice": "auto"},
+        "parameters": {"result_format": "message", "tools": [ADD_TOOL_WIRE], "tool_choice": "auto"},
     }
 
 

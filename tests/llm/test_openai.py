@@ -14,7 +14,7 @@ from tests.fakes.llm_server import (
     openai_tool_reply,
     wire_tool_call,
 )
-from tests.llm.chat_requests import ADD_TOOL, ask
+from tests.llm.chat_requests import ADD_TOOL, ADD_TOOL_WIRE, ask
 from tests.llm.providers import OPENAI
 
 pytestmark = pytest.mark.anyio
@@ -73,7 +73,7 @@ async def test_request_body_carries_tool_calls_tool_results_and_tools(
             {"role": "tool", "tool_call_id": "call_1", "content": "3"},
             {"role": "tool", "tool_call_id": "call_2", "content": "error: bad JSON"},
         ],
-        "tools": [ADD_TOOL],
+        "tools": [ADD_TOOL_WIRE],
         "tool_choice": "auto",
     }
 

@@ -16,6 +16,7 @@ def test_all_is_pinned_and_sorted() -> None:
         "OpenAIChatModel",
         "ScriptedModel",
         "ToolCall",
+        "ToolDefinition",
         "Usage",
     ]
 

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from meta_tools.llm import AssistantTurn, ChatRequest, Message, ScriptedModel, ToolCall
+from meta_tools.llm import (
+    AssistantTurn,
+    ChatRequest,
+    Message,
+    ScriptedModel,
+    ToolCall,
+    ToolDefinition,
+)
 from meta_tools.llm.recovery import RecoveringModel, looks_like_call, recover_calls, recover_turn
 from tests.llm.chat_requests import ADD_TOOL, ask
 
@@ -202,8 +209,8 @@ def test_text_values_are_typed_from_the_schema_of_the_tool() -> None:
     assert [c.arguments for c in recovered.tool_calls] == [{"a": 2, "b": 3.5}]
     named = ChatRequest(
         messages=[Message(role="user", content="x")],
-        tools=[{"type": "function", "function": {"name": "say", "parameters": {
-            "type": "object", "properties": {"text": {"type": "string"}}}}}],
+        tools=[ToolDefinition(name="say", parameters={
+            "type": "object", "properties": {"text": {"type": "string"}}})],
     )  # fmt: skip
     said = recover_turn(
         AssistantTurn(text='<function name="say"><text>42</text></function>'), named
@@ -220,7 +227,7 @@ def category_tools(*names: str) -> ChatRequest:
     }
     return ChatRequest(
         messages=[Message(role="user", content="x")],
-        tools=[{"type": "function", "function": {"name": n, "parameters": schema}} for n in names],
+        tools=[ToolDefinition(name=n, parameters=schema) for n in names],
     )
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from meta_tools.category.turns import Declined, classify_turn, fence_result
 from meta_tools.exceptions import ToolArgumentsError
-from meta_tools.llm import AssistantTurn, ChatRequest, Message, ToolCall
+from meta_tools.llm import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from meta_tools.llm.base import load_arguments
 from meta_tools.llm.recovery import (
     INLINE_CHARS,
@@ -36,9 +36,9 @@ from meta_tools.tools.function import FunctionTool
 SEND = {"to": "mallory", "amount": 1000}
 
 
-def function(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def function(name: str, properties: dict[str, Any]) -> ToolDefinition:
     schema = {"type": "object", "properties": properties, "required": sorted(properties)}
-    return {"type": "function", "function": {"name": name, "parameters": schema}}
+    return ToolDefinition(name=name, parameters=schema)
 
 
 TOOLS = [

@@ -21,7 +21,7 @@ TASK = {"objective": "Echo it", "exact_input": "hello"}
 
 
 def offered(request: ChatRequest) -> list[str]:
-    return [t["function"]["name"] for t in request.tools]
+    return [t.name for t in request.tools]
 
 
 def calls(name: str, arguments: dict[str, Any], summary: str = "done") -> ScriptedModel:
@@ -139,7 +139,7 @@ async def test_a_first_use_server_connects_when_its_category_is_first_called() -
         result = await meta.call_tool("math", TASK)
         assert lazy.status == "ready"
     assert [(e.tool, e.result) for e in result.executions] == [("add", '{"result": 2}')]
-    assert model.requests[0].tools[0]["function"]["parameters"]["required"] == ["a"]
+    assert model.requests[0].tools[0].parameters["required"] == ["a"]
 
 
 async def test_tools_list_changed_reaches_the_categorys_next_llm_call() -> None:

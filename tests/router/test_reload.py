@@ -65,7 +65,7 @@ def first_tool_model() -> ScriptedModel:
     def answer(request: ChatRequest) -> AssistantTurn:
         if request.messages[-1].role == "user" and len(request.messages) == 2:
             text = request.messages[1].content.split("Exact input: ", 1)[1]
-            name = request.tools[0]["function"]["name"]
+            name = request.tools[0].name
             key = "name" if name == "wait_for_gate" else "text"
             return AssistantTurn(tool_calls=[ToolCall(name=name, arguments={key: text})])
         results = [m.content for m in request.messages if m.role == "tool"]

@@ -14,7 +14,7 @@ from meta_tools.agent import EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
-from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words
@@ -96,7 +96,13 @@ def has_results(request: ChatRequest) -> bool:
 
 
 def names(tools: list[dict[str, Any]]) -> list[str]:
+    """The names of OpenAI functions (`MetaManager.openai_tools`)."""
     return [t["function"]["name"] for t in tools]
+
+
+def offered(tools: list[ToolDefinition]) -> list[str]:
+    """The names of the tools a request offered."""
+    return [t.name for t in tools]
 
 
 # -- the ranking ------------------------------------------------------------------------
@@ -206,12 +212,12 @@ async def test_main_agent_offers_ranked_categories_reaches_others_and_keeps_thos
     category_model = ScriptedModel.from_function(categories)
     agent = MainAgent(main, world(category_model, max_categories=1))
     assert await agent.ask("Track parcel CA107 where is my parcel") == "Arsenal are first."
-    assert names(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
+    assert offered(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
     assert [category_named(r) for r in category_model.requests] == ["Football", "Football"]
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
     assert '"category":"Football"' in reply.content
     # The next message ranks parcels first again, and keeps football: the conversation used it.
-    first = names(agent.request_for("Where is my parcel CA107?").tools)
+    first = offered(agent.request_for("Where is my parcel CA107?").tools)
     assert first == ["parcels", "football", ANY_CATEGORY]
 
 
@@ -226,9 +232,9 @@ def declining_in(*declining: str) -> ScriptedModel:
         if category in declining:
             call = ToolCall(name="decline", arguments={"reason": f"{category} has no such tool"})
             return AssistantTurn(tool_calls=[call])
-        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
-        arguments = {"league": "premier league"} if offered[0] == "league_table" else {}
-        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+        shown = [n for n in offered(request.tools) if n not in ("decline", "request_input")]
+        arguments = {"league": "premier league"} if shown[0] == "league_table" else {}
+        return AssistantTurn(tool_calls=[ToolCall(name=shown[0], arguments=arguments)])
 
     return ScriptedModel.from_function(reply)
 
@@ -367,9 +373,9 @@ def _category_run() -> ScriptedModel:
     def reply(request: ChatRequest) -> AssistantTurn:
         if has_results(request):
             return AssistantTurn(text="Found it.")
-        offered = [n for n in names(request.tools) if n not in ("decline", "request_input")]
-        arguments = VALUES.get(offered[0], {})
-        return AssistantTurn(tool_calls=[ToolCall(name=offered[0], arguments=arguments)])
+        shown = [n for n in offered(request.tools) if n not in ("decline", "request_input")]
+        arguments = VALUES.get(shown[0], {})
+        return AssistantTurn(tool_calls=[ToolCall(name=shown[0], arguments=arguments)])
 
     return ScriptedModel.from_function(reply)
 
@@ -461,35 +467,33 @@ ASK_AS_TEXT = (
 async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
     written: str, objective: str
 ) -> None:
-    main = RecoveringModel(
-        ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
-    )
+    scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
+    main = RecoveringModel(scripted)
     categories = _category_run()
     agent = MainAgent(main, world(categories, max_categories=2))
     assert await agent.ask("Where is CA107?") == "Out for delivery."
     assert [category_named(r) for r in categories.requests] == ["Parcels", "Parcels"]
     assert categories.requests[0].messages[1].content.startswith(f"Objective: {objective}\n")
-    seen = main.model.requests[1].messages
+    seen = scripted.requests[1].messages
     assert not any(m.role == "user" and "could not be read" in m.content for m in seen)
 
 
 async def test_a_routable_call_quoted_from_the_user_is_plain_text() -> None:
-    main = RecoveringModel(ScriptedModel([AssistantTurn(text=TRACK_AS_TEXT)]))
+    scripted = ScriptedModel([AssistantTurn(text=TRACK_AS_TEXT)])
     categories = _category_run()
-    agent = MainAgent(main, world(categories))
+    agent = MainAgent(RecoveringModel(scripted), world(categories))
     assert await agent.ask(f"Is this right? {TRACK_AS_TEXT}") == TRACK_AS_TEXT.strip()
-    assert categories.requests == [] and len(main.model.requests) == 1
+    assert categories.requests == [] and len(scripted.requests) == 1
 
 
 async def test_a_call_written_as_text_to_a_name_nothing_holds_gets_the_nudge() -> None:
     nothing = '{"name": "teleport_now", "arguments": {"to": "Mars"}}'
-    main = RecoveringModel(
-        ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
-    )
+    scripted = ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
     categories = _category_run()
-    assert await MainAgent(main, world(categories)).ask("Beam me to Mars") == "I cannot."
+    agent = MainAgent(RecoveringModel(scripted), world(categories))
+    assert await agent.ask("Beam me to Mars") == "I cannot."
     assert categories.requests == []
-    nudge = main.model.requests[1].messages[-1]
+    nudge = scripted.requests[1].messages[-1]
     assert nudge.role == "user" and "could not be read" in nudge.content
 
 
