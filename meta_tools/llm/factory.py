@@ -81,9 +81,13 @@ def model_from_config(config: ModelConfig) -> ChatModel:
         ModelError: the API key's environment variable is not set.
     """
     if config.provider == "sampling":
-        from .sampling import SamplingChatModel
+        from .sampling import SAMPLING_MAX_TOKENS, SamplingChatModel
 
-        return SamplingChatModel(timeout_s=config.timeout_s)
+        return SamplingChatModel(
+            max_tokens=config.max_tokens or SAMPLING_MAX_TOKENS,
+            temperature=config.temperature,
+            timeout_s=config.timeout_s,
+        )
     config = with_environment(config)
     settings: _ClientSettings = {
         "base_url": config.base_url,

@@ -31,6 +31,7 @@ from .types import AssistantTurn, ChatRequest, Message, ToolCall
 from .ways_out import ways_out
 
 __all__ = [
+    "SAMPLING_MAX_TOKENS",
     "AnswerLater",
     "SamplingChatModel",
     "SamplingHost",
@@ -39,6 +40,9 @@ __all__ = [
     "to_sampling_params",
     "to_turn",
 ]
+
+SAMPLING_MAX_TOKENS = 4096
+"""The answer limit sent with every request when the config's `model.max_tokens` is not set."""
 
 ALTERNATIVES = "Ways out: " + "; ".join(f"({n}) {w}" for n, w in enumerate(ways_out(), 1))
 
@@ -201,7 +205,11 @@ class SamplingChatModel:
     """
 
     def __init__(
-        self, *, max_tokens: int = 4096, temperature: float | None = None, timeout_s: float = 60.0
+        self,
+        *,
+        max_tokens: int = SAMPLING_MAX_TOKENS,
+        temperature: float | None = None,
+        timeout_s: float = 60.0,
     ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature
