@@ -4,13 +4,14 @@ Reading the file as JSON (syntax, duplicate keys, nesting, `${VAR}`) is in `_con
 
 The seed's format stays valid: every top-level key that is not a section name
 is a category (`description`, `tool_usage_notes`, `tools`). The optional sections
-are listed in `SECTIONS`.
+are the fields of `MetaToolsConfig` (`SECTIONS` lists them).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,7 +26,6 @@ from pydantic import (
 )
 
 from ._config_file import (
-    SECTIONS,
     check_shape,
     expand_env,
     json_path,
@@ -40,6 +40,7 @@ from .exceptions import ConfigError
 
 __all__ = [
     "DEFAULT_KEY_ENV",
+    "READ_ONCE",
     "SECTIONS",
     "BuiltinsConfig",
     "CacheConfig",
@@ -50,6 +51,7 @@ __all__ = [
     "MemoryConfig",
     "MetaToolsConfig",
     "ModelConfig",
+    "ReadOnce",
     "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
@@ -256,19 +258,31 @@ class BuiltinsConfig(_Strict):
     list_directory: FileBuiltinConfig | None = None
 
 
+@dataclass(frozen=True)
+class ReadOnce:
+    """Marks a section that a running router reads once: an edit applies on the next start."""
+
+    why: str
+
+
+_TOOL_SOURCE = ReadOnce("tool sources are not reloaded")
+_AT_START = ReadOnce("it is read only at start")
+"""Where category memory lives and how the server listens: fixed while serving."""
+
+
 class MetaToolsConfig(_Strict):
     """The whole configuration file."""
 
     categories: dict[str, CategoryConfig] = Field(min_length=1)
     model: ModelConfig = ModelConfig()
-    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    python_tools: list[str] = Field(default_factory=list)
+    mcp_servers: Annotated[dict[str, McpServerConfig], _TOOL_SOURCE] = Field(default_factory=dict)
+    python_tools: Annotated[list[str], _TOOL_SOURCE] = Field(default_factory=list)
     """Modules or `path/to/file.py`, optionally `:attribute`, relative to the config file."""
-    builtins: BuiltinsConfig = BuiltinsConfig()
+    builtins: Annotated[BuiltinsConfig, _TOOL_SOURCE] = BuiltinsConfig()
     defaults: DefaultsConfig = DefaultsConfig()
     prompts_dir: str | None = None
-    memory: MemoryConfig = MemoryConfig()
-    serve: ServeConfig = ServeConfig()
+    memory: Annotated[MemoryConfig, _AT_START] = MemoryConfig()
+    serve: Annotated[ServeConfig, _AT_START] = ServeConfig()
     routing: RoutingConfig = RoutingConfig()
     _source: str = PrivateAttr(default="<memory>")
     _base_dir: str = PrivateAttr(default=".")
@@ -311,7 +325,7 @@ class MetaToolsConfig(_Strict):
             ConfigError: listing every problem, each naming the file and the field.
         """
         file = Path(path)
-        raw = read_json(file)
+        raw = read_json(file, sections=SECTIONS)
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod
@@ -330,13 +344,15 @@ class MetaToolsConfig(_Strict):
             )
         problems: list[str] = []
         secrets: set[str] = set()
-        shape_problems = check_shape(raw)
+        shape_problems = check_shape(raw, sections=SECTIONS)
         if shape_problems:
             raise ConfigError(source, shape_problems)
-        expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
+        expanded = expand_env(
+            raw, os.environ if env is None else env, problems, secrets, sections=SECTIONS
+        )
         # A problem quotes the bad value, which may have come from a secret.
         redactor = Redactor(secrets)
-        misspelt = misspelt_sections(raw)
+        misspelt = misspelt_sections(raw, sections=SECTIONS)
         # The root cause first; what follows from it (a "category" without a description,
         # its servers' tools missing) is held back until it is fixed.
         problems[:0] = [
@@ -390,6 +406,17 @@ class MetaToolsConfig(_Strict):
     def secrets(self) -> frozenset[str]:
         """Values that came from `${VAR}` references: never to be printed."""
         return self._secrets
+
+
+SECTIONS = tuple(name for name in MetaToolsConfig.model_fields if name != "categories")
+"""The top-level keys of the file that are sections; every other key is a category."""
+READ_ONCE = {
+    name: mark.why
+    for name, field in MetaToolsConfig.model_fields.items()
+    for mark in field.metadata
+    if isinstance(mark, ReadOnce)
+}
+"""The sections a reload leaves as they are, each with why."""
 
 
 def field_loc(loc: Iterable[int | str]) -> list[int | str]:

@@ -119,7 +119,7 @@ def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
 
     The file's own categories, if any, are replaced by the proposal, so they are not checked.
     """
-    raw = read_json(path)
+    raw = read_json(path, sections=SECTIONS)
     if not isinstance(raw, dict):
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]

@@ -21,7 +21,7 @@ from ..category.manager import CategoryManager
 from ..category.memory import MemoryStore
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
-from ..config import DEFAULT_KEY_ENV, CategoryConfig, MetaToolsConfig
+from ..config import DEFAULT_KEY_ENV, READ_ONCE, CategoryConfig, MetaToolsConfig
 from ..exceptions import ConfigError
 from ..llm.base import ChatModel
 from ..llm.factory import model_from_config
@@ -318,11 +318,6 @@ def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
     )
 
 
-_RESTART_SECTIONS = ("mcp_servers", "python_tools", "builtins")
-_START_ONLY_SECTIONS = ("memory", "serve")
-"""Where category memory lives and how the server listens: fixed while serving."""
-
-
 def keep_sources(
     config: MetaToolsConfig, current: MetaToolsConfig
 ) -> tuple[MetaToolsConfig, list[str]]:
@@ -331,14 +326,12 @@ def keep_sources(
     The tool sources are open (MCP sessions, imported modules); an edit of them
     applies on the next start, while the rest of the edit applies now.
     """
-    sections = _RESTART_SECTIONS + _START_ONLY_SECTIONS
-    changed = [s for s in sections if getattr(config, s) != getattr(current, s)]
+    changed = [s for s in READ_ONCE if getattr(config, s) != getattr(current, s)]
     if not changed:
         return config, []
     kept = config.model_copy(update={s: getattr(current, s) for s in changed})
     warnings = [
-        f"$.{section}: changed, but"
-        f" {'tool sources are not reloaded' if section in _RESTART_SECTIONS else 'it is read only at start'};"
+        f"$.{section}: changed, but {READ_ONCE[section]};"
         " restart the service to apply it (the rest of the edit is applied)"
         for section in changed
     ]
