@@ -37,9 +37,9 @@ from ._config_file import (
 from ._redaction import Redactor
 from ._suggest import did_you_mean
 from .exceptions import ConfigError
+from .llm import defaults as llm_defaults
 
 __all__ = [
-    "DEFAULT_KEY_ENV",
     "READ_ONCE",
     "SECTIONS",
     "BuiltinsConfig",
@@ -66,8 +66,6 @@ __all__ = [
     "short_state_key",
 ]
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
-"""Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
 _IGNORED = ("$schema", "$comment")
 _SERVER_TAGS = ("stdio", "streamable_http", "sse")
 """The `McpServerConfig` union's tags, which pydantic puts in error locations."""
@@ -190,9 +188,9 @@ class ModelConfig(_Strict):
     name: str = "gpt-4o-mini"
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = Field(60.0, gt=0)
-    max_retries: int = Field(3, ge=0, le=10)
-    backoff_s: float = Field(0.5, ge=0, le=30)
+    timeout_s: float = Field(llm_defaults.TIMEOUT_S, gt=0)
+    max_retries: int = Field(llm_defaults.MAX_RETRIES, ge=0, le=10)
+    backoff_s: float = Field(llm_defaults.BACKOFF_S, ge=0, le=30)
     max_tokens: int | None = Field(None, gt=0)
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
@@ -203,7 +201,7 @@ class ModelConfig(_Strict):
     @property
     def key_env(self) -> str | None:
         """The environment variable holding the API key (None: the host's model needs none)."""
-        return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider)
+        return self.api_key_env or llm_defaults.KEY_ENV.get(self.provider)
 
 
 class _ServerBase(_Strict):

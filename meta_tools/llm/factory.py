@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 from ..config import ModelConfig
 from ..exceptions import ConfigError
 from .base import ChatModel, GenerationOptions
+from .defaults import SAMPLING_MAX_TOKENS
 
 __all__ = ["TIMEOUT_ENV", "base_url_of", "model_from_config", "with_environment"]
 
@@ -81,7 +82,7 @@ def model_from_config(config: ModelConfig) -> ChatModel:
         ModelError: the API key's environment variable is not set.
     """
     if config.provider == "sampling":
-        from .sampling import SAMPLING_MAX_TOKENS, SamplingChatModel
+        from .sampling import SamplingChatModel
 
         return SamplingChatModel(
             max_tokens=config.max_tokens or SAMPLING_MAX_TOKENS,

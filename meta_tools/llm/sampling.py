@@ -27,11 +27,11 @@ from mcp import MCPError
 
 from .._json import loads
 from ..exceptions import ModelError, SamplingUnsupportedError
+from .defaults import SAMPLING_MAX_TOKENS, TIMEOUT_S
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
 from .ways_out import ways_out
 
 __all__ = [
-    "SAMPLING_MAX_TOKENS",
     "AnswerLater",
     "SamplingChatModel",
     "SamplingHost",
@@ -40,9 +40,6 @@ __all__ = [
     "to_sampling_params",
     "to_turn",
 ]
-
-SAMPLING_MAX_TOKENS = 4096
-"""The answer limit sent with every request when the config's `model.max_tokens` is not set."""
 
 ALTERNATIVES = "Ways out: " + "; ".join(f"({n}) {w}" for n, w in enumerate(ways_out(), 1))
 
@@ -209,7 +206,7 @@ class SamplingChatModel:
         *,
         max_tokens: int = SAMPLING_MAX_TOKENS,
         temperature: float | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float = TIMEOUT_S,
     ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from ..config import MetaToolsConfig
-from .base import is_local_url
 from .factory import base_url_of
+from .keys import is_local_url
 
 __all__ = ["WAYS_OUT", "has_model_section", "is_local_url", "missing_model", "ways_out"]
 

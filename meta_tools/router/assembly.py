@@ -21,9 +21,10 @@ from ..category.manager import CategoryManager
 from ..category.memory import MemoryStore
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
-from ..config import DEFAULT_KEY_ENV, READ_ONCE, CategoryConfig, MetaToolsConfig
+from ..config import READ_ONCE, CategoryConfig, MetaToolsConfig
 from ..exceptions import ConfigError
 from ..llm.base import ChatModel
+from ..llm.defaults import KEY_ENV
 from ..llm.factory import model_from_config
 from ..llm.owned import OwnedModels, close_model
 from ..tools.base import BaseTool
@@ -63,7 +64,7 @@ def category_table(managers: Iterable[CategoryManager]) -> Categories:
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:
     """What must never be shown: `${VAR}` values, the model's API key, the service's token."""
-    names = {config.model.api_key_env, *DEFAULT_KEY_ENV.values(), "META_TOOLS_TOKEN"}
+    names = {config.model.api_key_env, *KEY_ENV.values(), "META_TOOLS_TOKEN"}
     keys = {os.environ[name] for name in names if name and os.environ.get(name)}
     return set(config.secrets) | keys
 
