@@ -253,7 +253,7 @@ def differences() -> str:
 
 def build_model(args: argparse.Namespace, *, recover_text_calls: bool) -> ChatModel:
     from meta_tools.config import ModelConfig
-    from meta_tools.llm.factory import model_from_config
+    from meta_tools.router.from_config import model_from_config
 
     config = ModelConfig(
         provider="openai",

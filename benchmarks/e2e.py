@@ -356,7 +356,7 @@ def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
 
 def build_model(args: argparse.Namespace) -> ChatModel:
     from meta_tools.config import ModelConfig
-    from meta_tools.llm.factory import model_from_config
+    from meta_tools.router.from_config import model_from_config
 
     config = ModelConfig(
         provider=args.provider,

@@ -36,6 +36,7 @@ from ._config_file import (
 )
 from ._redaction import Redactor
 from ._suggest import did_you_mean
+from .category.limits import LIMITS
 from .exceptions import ConfigError
 from .llm import defaults as llm_defaults
 
@@ -149,14 +150,14 @@ class RoutingConfig(_Strict):
 class DefaultsConfig(_Strict):
     """Limits that apply to every category unless the category overrides them."""
 
-    max_iterations: int = Field(5, ge=1, le=50)
-    tool_timeout_s: float = Field(30.0, gt=0)
-    max_tools_per_prompt: int = Field(20, ge=1)
-    max_calls_per_round: int = Field(16, ge=1, le=256)
-    max_tool_chars_per_prompt: int | None = Field(12_000, ge=500)
-    abstain_below: float | None = Field(None, ge=0, le=1)
-    max_result_chars: int = Field(4000, ge=200)
-    category_memory: int = Field(10, ge=0, le=1000)
+    max_iterations: int = Field(LIMITS.max_iterations, ge=1, le=50)
+    tool_timeout_s: float = Field(LIMITS.tool_timeout_s, gt=0)
+    max_tools_per_prompt: int = Field(LIMITS.max_tools_per_prompt, ge=1)
+    max_calls_per_round: int = Field(LIMITS.max_calls_per_round, ge=1, le=256)
+    max_tool_chars_per_prompt: int | None = Field(LIMITS.max_tool_chars_per_prompt, ge=500)
+    abstain_below: float | None = Field(LIMITS.abstain_below, ge=0, le=1)
+    max_result_chars: int = Field(LIMITS.max_result_chars, ge=200)
+    category_memory: int = Field(LIMITS.category_memory, ge=0, le=1000)
 
 
 class CategoryConfig(_Strict):

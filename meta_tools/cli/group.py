@@ -19,7 +19,7 @@ from ..grouping.model_names import name_with_model
 from ..grouping.name import Draft
 from ..grouping.plan import config_with, draft_categories
 from ..llm.base import ChatModel
-from ..llm.factory import model_from_config
+from ..router.from_config import model_from_config
 from ..router.sources import ToolSources
 from ..tools.base import BaseTool
 from ..tools.cache import unwrap

@@ -8,7 +8,19 @@ from typing import Any, Protocol, runtime_checkable
 
 from .types import AssistantTurn, ChatRequest
 
-__all__ = ["ChatModel", "GenerationOptions"]
+__all__ = ["AnswerLater", "ChatModel", "GenerationOptions"]
+
+
+class AnswerLater(BaseException):
+    """The model answers this request with a later request of the caller, not now.
+
+    Raised by a model whose answer arrives in a later round trip (an MCP host's
+    model on the 2026-07-28 protocol); the category loop turns it into `RunSuspended`.
+    A `BaseException`, so that no `except Exception` on the way mistakes it for a fault.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("the model answers with a later request")
 
 
 @runtime_checkable

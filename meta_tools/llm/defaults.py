@@ -1,6 +1,6 @@
 """The model clients' defaults, in one place: the config's `model` section derives its own from these.
 
-A leaf module (it imports nothing), so that the config can read it cheaply.
+A leaf module: it imports nothing.
 """
 
 from __future__ import annotations

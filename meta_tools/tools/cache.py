@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 from mcp.types import Tool as McpTool
@@ -31,16 +31,12 @@ from .._redis import LRU_EVICT, NOW, connect, redis_errors
 from ..exceptions import ToolError
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext, ToolParameter, timeout_error
 
-if TYPE_CHECKING:
-    from ..config import CacheConfig
-
 __all__ = [
     "CacheEntry",
     "CachedTool",
     "MemoryCache",
     "RedisCache",
     "ResultCache",
-    "cache_from_config",
     "canonical_arguments",
     "unwrap",
 ]
@@ -197,18 +193,6 @@ class RedisCache:
 
     async def aclose(self) -> None:
         await self._client.aclose()
-
-
-def cache_from_config(config: CacheConfig, *, scope: str) -> ResultCache:
-    """The cache a `CacheConfig` describes; `scope` (category or server name) names its keys."""
-    if config.redis_url:
-        return RedisCache(
-            config.redis_url,
-            namespace=f"meta_tools:{scope}",
-            ttl_s=config.ttl_s,
-            max_entries=config.max_entries,
-        )
-    return MemoryCache(ttl_s=config.ttl_s, max_entries=config.max_entries)
 
 
 class CachedTool(BaseTool):

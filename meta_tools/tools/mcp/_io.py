@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any, Literal, TextIO, cast
 
 import anyio
 import anyio.to_thread
 import httpx2
 import mcp_types
-from mcp import MCPError, StdioServerParameters
+from mcp import MCPError
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -27,7 +26,6 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..._lifecycle import AsyncCloseable
-from ...config import HttpServerConfig, StdioServerConfig
 from ...exceptions import ToolError, ToolExecutionError, ToolUnavailableError
 
 __all__ = [
@@ -38,9 +36,7 @@ __all__ = [
     "WatchedTransport",
     "call_failure",
     "describe_failure",
-    "http_transport_factory",
     "result_value",
-    "stdio_parameters",
     "streamable_http_transport",
 ]
 
@@ -296,14 +292,6 @@ def result_value(result: mcp_types.CallToolResult, *, text_only: bool = False) -
     return "\n".join(_describe_block(block) for block in result.content)
 
 
-def stdio_parameters(config: StdioServerConfig, base_dir: str) -> StdioServerParameters:
-    """`command: "python"` (or `"python3"`) is the router's own interpreter; `cwd` is config-relative."""
-    command = sys.executable if config.command in ("python", "python3") else config.command
-    cwd = None if config.cwd is None else str((Path(base_dir) / config.cwd).resolve())
-    env = dict(config.env) or None
-    return StdioServerParameters(command=command, args=list(config.args), env=env, cwd=cwd)
-
-
 @asynccontextmanager
 async def streamable_http_transport(
     url: str,
@@ -321,43 +309,48 @@ async def streamable_http_transport(
         yield streams
 
 
+@dataclass(frozen=True)
 class HttpTransportFactory:
-    """A fresh transport per session for an HTTP `mcp_servers` entry (headers, timeout)."""
+    """A fresh transport per session for an HTTP MCP server (streamable HTTP or SSE).
 
-    def __init__(self, config: HttpServerConfig) -> None:
-        self.config = config
+    Attributes:
+        transport: `"streamable_http"` or the legacy `"sse"`.
+        url: the server's endpoint.
+        headers: sent with every request.
+        timeout_s: seconds per request (a streamed read may take up to 300 s).
+    """
+
+    transport: Literal["streamable_http", "sse"]
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
 
     def __call__(
         self, health: TransportHealth | None = None
     ) -> AbstractAsyncContextManager[TransportStreams]:
-        config = self.config
-        if config.transport == "sse":
+        if self.transport == "sse":
+            timeout_s = self.timeout_s
 
             def factory(
                 headers: dict[str, str] | None = None,
                 timeout: httpx2.Timeout | None = None,
                 auth: httpx2.Auth | None = None,
             ) -> httpx2.AsyncClient:
-                chosen = timeout or httpx2.Timeout(config.timeout_s, read=300.0)
+                chosen = timeout or httpx2.Timeout(timeout_s, read=300.0)
                 client = _http_client(health, headers, chosen)
                 if auth is not None:
                     client.auth = auth
                 return client
 
             return sse_client(
-                config.url,
-                headers=dict(config.headers),
-                timeout=config.timeout_s,
+                self.url,
+                headers=dict(self.headers),
+                timeout=self.timeout_s,
                 httpx_client_factory=factory,
             )
         return streamable_http_transport(
-            config.url, health=health, headers=dict(config.headers), timeout_s=config.timeout_s
+            self.url, health=health, headers=dict(self.headers), timeout_s=self.timeout_s
         )
-
-
-def http_transport_factory(config: HttpServerConfig) -> HttpTransportFactory:
-    """A fresh transport per session, with the configured headers and timeout."""
-    return HttpTransportFactory(config)
 
 
 CALL_FAILURES = (

@@ -44,7 +44,6 @@ from pydantic import ValidationError
 from typing_extensions import Self
 
 from ..._lifecycle import AsyncCloseable
-from ...config import HttpServerConfig, StdioServerConfig
 from ...exceptions import ToolExecutionError, ToolTimeoutError, ToolUnavailableError
 from ._io import (
     CALL_FAILURES,
@@ -54,9 +53,7 @@ from ._io import (
     WatchedTransport,
     call_failure,
     describe_failure,
-    http_transport_factory,
     result_value,
-    stdio_parameters,
     streamable_http_transport,
 )
 from .tool import McpServerTool, PendingTool, tool_name_for
@@ -117,7 +114,13 @@ class McpToolSource(AsyncCloseable):
         self.timeout_s = timeout_s
         self.mode = mode
         self._target = target
-        self.url = target if isinstance(target, str) else None
+        self.url = (
+            target
+            if isinstance(target, str)
+            else target.url
+            if isinstance(target, HttpTransportFactory)
+            else None
+        )
         self._stderr: StderrTail | None = None
         self._limiter = anyio.CapacityLimiter(max_concurrent_calls)
         self._tools: dict[str, McpServerTool] = {}
@@ -140,28 +143,6 @@ class McpToolSource(AsyncCloseable):
         self._stopped = anyio.Event()
         self._closing = False
         self._ready = False
-
-    @classmethod
-    def from_config(
-        cls, name: str, config: StdioServerConfig | HttpServerConfig, *, base_dir: str = "."
-    ) -> McpToolSource:
-        """Build a source from a `mcp_servers` entry.
-
-        `command: "python"` (or `"python3"`) runs the router's own interpreter
-        (`sys.executable`), so a server module installed next to meta-tools is
-        found; a relative `cwd` is relative to the config file's folder.
-        """
-        target: McpTarget
-        if isinstance(config, StdioServerConfig):
-            target = stdio_parameters(config, base_dir)
-        else:
-            target = http_transport_factory(config)
-        source = cls(
-            name, target, prefix=config.prefix, connect=config.connect, timeout_s=config.timeout_s
-        )
-        if isinstance(config, HttpServerConfig):
-            source.url = config.url
-        return source
 
     def __repr__(self) -> str:
         return f"<McpToolSource {self.name!r} {self._status} tools={len(self._tools)}>"
