@@ -41,8 +41,8 @@ from meta_tools import (
 from meta_tools.cli.console import AgentStepPrinter
 from meta_tools.cli.offline_demo import run_demo
 from meta_tools.config import ModelConfig
-from meta_tools.llm.base import is_local_url
-from meta_tools.llm.factory import model_from_config, with_environment
+from meta_tools.llm.keys import is_local_url
+from meta_tools.router.from_config import model_from_config, with_environment
 
 CONFIG = Path(__file__).resolve().with_name("Meta_tool_config.json")
 

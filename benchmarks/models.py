@@ -7,7 +7,7 @@ from typing import Literal
 
 from meta_tools.config import ModelConfig
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.factory import model_from_config
+from meta_tools.router.from_config import model_from_config
 
 from .e2e_sides import CountingModel
 

@@ -10,7 +10,7 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from .exceptions import ConfigError
 
 __all__ = [
     "MAX_DEPTH",
-    "SECTIONS",
+    "Sections",
     "check_shape",
     "expand_env",
     "json_path",
@@ -29,18 +29,8 @@ __all__ = [
     "read_json",
 ]
 
-SECTIONS = (
-    "model",
-    "mcp_servers",
-    "python_tools",
-    "builtins",
-    "defaults",
-    "prompts_dir",
-    "memory",
-    "serve",
-    "routing",
-)
-"""Top-level keys that are sections; every other key of the file is a category."""
+Sections = Collection[str]
+"""The top-level keys that are sections (`meta_tools.config.SECTIONS`); any other is a category."""
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -94,6 +84,8 @@ def expand_env(
     problems: list[str],
     secrets: set[str],
     loc: tuple[Any, ...] = (),
+    *,
+    sections: Sections,
 ) -> Any:
     """Replace `${VAR}` in every string; an unset variable is a problem naming the field."""
     if isinstance(value, str):
@@ -102,7 +94,7 @@ def expand_env(
             name = match.group(1)
             if name not in env:
                 problems.append(
-                    f"{json_path(_as_loc(loc))}: environment variable {name!r} is not set"
+                    f"{json_path(_as_loc(loc, sections))}: environment variable {name!r} is not set"
                 )
                 return ""
             secrets.add(env[name])
@@ -110,14 +102,21 @@ def expand_env(
 
         return _ENV.sub(substitute, value)
     if isinstance(value, Mapping):
-        return {k: expand_env(v, env, problems, secrets, (*loc, k)) for k, v in value.items()}
+        return {
+            k: expand_env(v, env, problems, secrets, (*loc, k), sections=sections)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [expand_env(v, env, problems, secrets, (*loc, i)) for i, v in enumerate(value)]
+        return [
+            expand_env(v, env, problems, secrets, (*loc, i), sections=sections)
+            for i, v in enumerate(value)
+        ]
     return value
 
 
-def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
-    if loc and loc[0] not in SECTIONS:
+def _as_loc(loc: tuple[Any, ...], sections: Sections) -> list[Any]:
+    """A location in the file as the schema has it: a category's under `categories`."""
+    if loc and loc[0] not in sections:
         return ["categories", *loc]
     return list(loc)
 
@@ -126,7 +125,7 @@ def _as_loc(loc: tuple[Any, ...]) -> list[Any]:
 MAX_DEPTH = 32
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
+def read_json(path: str | os.PathLike[str], *, sections: Sections) -> Any:
     """The JSON in the file at `path` (see `parse_json`).
 
     Raises:
@@ -141,10 +140,10 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise ConfigError(
             str(file), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]
         ) from None
-    return parse_json(text, str(file))
+    return parse_json(text, str(file), sections=sections)
 
 
-def parse_json(text: str, source: str) -> Any:
+def parse_json(text: str, source: str, *, sections: Sections) -> Any:
     """Parse config text; a syntax error, a duplicate key or absurd nesting is a `ConfigError`.
 
     Raises:
@@ -170,7 +169,7 @@ def parse_json(text: str, source: str) -> Any:
         raise ConfigError(source, [f"not valid JSON: {exc}"]) from None
     if duplicates:
         problems = [
-            f"{json_path(_as_loc((*loc, key)))}: duplicate key (only one may be given)"
+            f"{json_path(_as_loc((*loc, key), sections))}: duplicate key (only one may be given)"
             for loc, node in _objects(raw)
             for key in dict.fromkeys(duplicates.get(id(node), []))
         ]
@@ -178,7 +177,7 @@ def parse_json(text: str, source: str) -> Any:
     return raw
 
 
-def check_shape(raw: Any) -> list[str]:
+def check_shape(raw: Any, *, sections: Sections) -> list[str]:
     """Problems no schema can see: nesting past `MAX_DEPTH`, NUL characters and unpaired
     surrogates (a JSON `\\ud800` escape: not text, it cannot be sent on) in strings.
 
@@ -189,19 +188,19 @@ def check_shape(raw: Any) -> list[str]:
     for loc, value in _nodes(raw):
         if len(loc) > MAX_DEPTH:
             return [
-                f"{json_path(_as_loc(loc[:MAX_DEPTH]))}: nested more than {MAX_DEPTH} levels deep"
+                f"{json_path(_as_loc(loc[:MAX_DEPTH], sections))}: nested more than {MAX_DEPTH} levels deep"
             ]
         if isinstance(value, Mapping):
             problems.extend(
-                f"{json_path(_as_loc(loc))}: a key contains a NUL or an unpaired surrogate"
+                f"{json_path(_as_loc(loc, sections))}: a key contains a NUL or an unpaired surrogate"
                 for key in value
                 if "\0" in str(key) or SURROGATE.search(str(key))
             )
         elif isinstance(value, str) and "\0" in value:
-            problems.append(f"{json_path(_as_loc(loc))}: contains a NUL character")
+            problems.append(f"{json_path(_as_loc(loc, sections))}: contains a NUL character")
         elif isinstance(value, str) and SURROGATE.search(value):
             problems.append(
-                f"{json_path(_as_loc(loc))}: contains an unpaired surrogate (\\ud800-\\udfff)"
+                f"{json_path(_as_loc(loc, sections))}: contains an unpaired surrogate (\\ud800-\\udfff)"
             )
     return sorted(problems)
 
@@ -224,7 +223,7 @@ def _nodes(raw: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
             stack.extend(((*loc, i), v) for i, v in enumerate(value))
 
 
-def misspelt_sections(raw: Mapping[str, Any]) -> dict[str, str]:
+def misspelt_sections(raw: Mapping[str, Any], *, sections: Sections) -> dict[str, str]:
     """Top-level keys that look like a misspelt section name, each with that section.
 
     Any key that is not a section is read as a category, so `"mcp_server"` would
@@ -235,11 +234,11 @@ def misspelt_sections(raw: Mapping[str, Any]) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for key, value in raw.items():
-        if key in SECTIONS or key.startswith("$"):
+        if key in sections or key.startswith("$"):
             continue
         if isinstance(value, Mapping) and ("description" in value or "tools" in value):
             continue
-        close = difflib.get_close_matches(key.lower(), SECTIONS, n=1, cutoff=0.8)
+        close = difflib.get_close_matches(key.lower(), list(sections), n=1, cutoff=0.8)
         if close:
             found[key] = close[0]
     return found

@@ -4,13 +4,14 @@ Reading the file as JSON (syntax, duplicate keys, nesting, `${VAR}`) is in `_con
 
 The seed's format stays valid: every top-level key that is not a section name
 is a category (`description`, `tool_usage_notes`, `tools`). The optional sections
-are listed in `SECTIONS`.
+are the fields of `MetaToolsConfig` (`SECTIONS` lists them).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,7 +26,6 @@ from pydantic import (
 )
 
 from ._config_file import (
-    SECTIONS,
     check_shape,
     expand_env,
     json_path,
@@ -36,10 +36,12 @@ from ._config_file import (
 )
 from ._redaction import Redactor
 from ._suggest import did_you_mean
+from .category.limits import LIMITS
 from .exceptions import ConfigError
+from .llm import defaults as llm_defaults
 
 __all__ = [
-    "DEFAULT_KEY_ENV",
+    "READ_ONCE",
     "SECTIONS",
     "BuiltinsConfig",
     "CacheConfig",
@@ -50,6 +52,7 @@ __all__ = [
     "MemoryConfig",
     "MetaToolsConfig",
     "ModelConfig",
+    "ReadOnce",
     "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
@@ -64,8 +67,6 @@ __all__ = [
     "short_state_key",
 ]
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "dashscope": "DASHSCOPE_API_KEY"}
-"""Where each provider's client looks for its API key unless `api_key_env` says otherwise."""
 _IGNORED = ("$schema", "$comment")
 _SERVER_TAGS = ("stdio", "streamable_http", "sse")
 """The `McpServerConfig` union's tags, which pydantic puts in error locations."""
@@ -149,14 +150,14 @@ class RoutingConfig(_Strict):
 class DefaultsConfig(_Strict):
     """Limits that apply to every category unless the category overrides them."""
 
-    max_iterations: int = Field(5, ge=1, le=50)
-    tool_timeout_s: float = Field(30.0, gt=0)
-    max_tools_per_prompt: int = Field(20, ge=1)
-    max_calls_per_round: int = Field(16, ge=1, le=256)
-    max_tool_chars_per_prompt: int | None = Field(12_000, ge=500)
-    abstain_below: float | None = Field(None, ge=0, le=1)
-    max_result_chars: int = Field(4000, ge=200)
-    category_memory: int = Field(10, ge=0, le=1000)
+    max_iterations: int = Field(LIMITS.max_iterations, ge=1, le=50)
+    tool_timeout_s: float = Field(LIMITS.tool_timeout_s, gt=0)
+    max_tools_per_prompt: int = Field(LIMITS.max_tools_per_prompt, ge=1)
+    max_calls_per_round: int = Field(LIMITS.max_calls_per_round, ge=1, le=256)
+    max_tool_chars_per_prompt: int | None = Field(LIMITS.max_tool_chars_per_prompt, ge=500)
+    abstain_below: float | None = Field(LIMITS.abstain_below, ge=0, le=1)
+    max_result_chars: int = Field(LIMITS.max_result_chars, ge=200)
+    category_memory: int = Field(LIMITS.category_memory, ge=0, le=1000)
 
 
 class CategoryConfig(_Strict):
@@ -188,9 +189,9 @@ class ModelConfig(_Strict):
     name: str = "gpt-4o-mini"
     base_url: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = Field(60.0, gt=0)
-    max_retries: int = Field(3, ge=0, le=10)
-    backoff_s: float = Field(0.5, ge=0, le=30)
+    timeout_s: float = Field(llm_defaults.TIMEOUT_S, gt=0)
+    max_retries: int = Field(llm_defaults.MAX_RETRIES, ge=0, le=10)
+    backoff_s: float = Field(llm_defaults.BACKOFF_S, ge=0, le=30)
     max_tokens: int | None = Field(None, gt=0)
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
@@ -201,7 +202,7 @@ class ModelConfig(_Strict):
     @property
     def key_env(self) -> str | None:
         """The environment variable holding the API key (None: the host's model needs none)."""
-        return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider)
+        return self.api_key_env or llm_defaults.KEY_ENV.get(self.provider)
 
 
 class _ServerBase(_Strict):
@@ -256,19 +257,31 @@ class BuiltinsConfig(_Strict):
     list_directory: FileBuiltinConfig | None = None
 
 
+@dataclass(frozen=True)
+class ReadOnce:
+    """Marks a section that a running router reads once: an edit applies on the next start."""
+
+    why: str
+
+
+_TOOL_SOURCE = ReadOnce("tool sources are not reloaded")
+_AT_START = ReadOnce("it is read only at start")
+"""Where category memory lives and how the server listens: fixed while serving."""
+
+
 class MetaToolsConfig(_Strict):
     """The whole configuration file."""
 
     categories: dict[str, CategoryConfig] = Field(min_length=1)
     model: ModelConfig = ModelConfig()
-    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
-    python_tools: list[str] = Field(default_factory=list)
+    mcp_servers: Annotated[dict[str, McpServerConfig], _TOOL_SOURCE] = Field(default_factory=dict)
+    python_tools: Annotated[list[str], _TOOL_SOURCE] = Field(default_factory=list)
     """Modules or `path/to/file.py`, optionally `:attribute`, relative to the config file."""
-    builtins: BuiltinsConfig = BuiltinsConfig()
+    builtins: Annotated[BuiltinsConfig, _TOOL_SOURCE] = BuiltinsConfig()
     defaults: DefaultsConfig = DefaultsConfig()
     prompts_dir: str | None = None
-    memory: MemoryConfig = MemoryConfig()
-    serve: ServeConfig = ServeConfig()
+    memory: Annotated[MemoryConfig, _AT_START] = MemoryConfig()
+    serve: Annotated[ServeConfig, _AT_START] = ServeConfig()
     routing: RoutingConfig = RoutingConfig()
     _source: str = PrivateAttr(default="<memory>")
     _base_dir: str = PrivateAttr(default=".")
@@ -311,7 +324,7 @@ class MetaToolsConfig(_Strict):
             ConfigError: listing every problem, each naming the file and the field.
         """
         file = Path(path)
-        raw = read_json(file)
+        raw = read_json(file, sections=SECTIONS)
         return cls.from_data(raw, source=str(file), base_dir=str(file.parent), env=env)
 
     @classmethod
@@ -330,13 +343,15 @@ class MetaToolsConfig(_Strict):
             )
         problems: list[str] = []
         secrets: set[str] = set()
-        shape_problems = check_shape(raw)
+        shape_problems = check_shape(raw, sections=SECTIONS)
         if shape_problems:
             raise ConfigError(source, shape_problems)
-        expanded = expand_env(raw, os.environ if env is None else env, problems, secrets)
+        expanded = expand_env(
+            raw, os.environ if env is None else env, problems, secrets, sections=SECTIONS
+        )
         # A problem quotes the bad value, which may have come from a secret.
         redactor = Redactor(secrets)
-        misspelt = misspelt_sections(raw)
+        misspelt = misspelt_sections(raw, sections=SECTIONS)
         # The root cause first; what follows from it (a "category" without a description,
         # its servers' tools missing) is held back until it is fixed.
         problems[:0] = [
@@ -390,6 +405,17 @@ class MetaToolsConfig(_Strict):
     def secrets(self) -> frozenset[str]:
         """Values that came from `${VAR}` references: never to be printed."""
         return self._secrets
+
+
+SECTIONS = tuple(name for name in MetaToolsConfig.model_fields if name != "categories")
+"""The top-level keys of the file that are sections; every other key is a category."""
+READ_ONCE = {
+    name: mark.why
+    for name, field in MetaToolsConfig.model_fields.items()
+    for mark in field.metadata
+    if isinstance(mark, ReadOnce)
+}
+"""The sections a reload leaves as they are, each with why."""
 
 
 def field_loc(loc: Iterable[int | str]) -> list[int | str]:

@@ -18,9 +18,8 @@ import jinja2
 from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
-from ..llm.base import ChatModel
+from ..llm.base import AnswerLater, ChatModel
 from ..llm.recovery import nudge
-from ..llm.sampling import AnswerLater
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
@@ -36,6 +35,7 @@ from .events import (
     ToolsSelected,
 )
 from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
+from .limits import LIMITS
 from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, RunStatus
@@ -94,17 +94,17 @@ class CategoryManager:
         model: ChatModel,
         *,
         tool_usage_notes: str = "",
-        max_iterations: int = 5,
-        tool_timeout_s: float = 30.0,
-        max_calls_per_round: int = 16,
-        max_result_chars: int = 4000,
-        memory_size: int = 10,
+        max_iterations: int = LIMITS.max_iterations,
+        tool_timeout_s: float = LIMITS.tool_timeout_s,
+        max_calls_per_round: int = LIMITS.max_calls_per_round,
+        max_result_chars: int = LIMITS.max_result_chars,
+        memory_size: int = LIMITS.category_memory,
         prompts: PromptSet | None = None,
         secrets: Iterable[str] | Redactor = (),
-        max_tools_per_prompt: int = 20,
-        max_tool_chars_per_prompt: int | None = 12_000,
+        max_tools_per_prompt: int = LIMITS.max_tools_per_prompt,
+        max_tool_chars_per_prompt: int | None = LIMITS.max_tool_chars_per_prompt,
         pinned: Sequence[str] = (),
-        abstain_below: float | None = None,
+        abstain_below: float | None = LIMITS.abstain_below,
         cache: ResultCache | None = None,
         memory: MemoryStore | None = None,
     ) -> None:
@@ -328,15 +328,14 @@ class CategoryManager:
     async def _complete(self, run: Run, tools: list[ToolDefinition]) -> AssistantTurn:
         state = run.state
         started = time.perf_counter()
+        request = ChatRequest(messages=list(state.messages), tools=tools)
         try:
-            turn = await self.model.complete(
-                ChatRequest(messages=list(state.messages), tools=tools)
-            )
-        except AnswerLater as later:
+            turn = await self.model.complete(request)
+        except AnswerLater:
             phase: SuspendedPhase = "loop" if tools else "summary"
             elapsed = max(started - run.started, 0.0)
             point = SuspendedRun(category=self.name, phase=phase, elapsed_s=elapsed, state=state)
-            raise RunSuspended(point, later.params) from None
+            raise RunSuspended(point, request) from None
         except ModelError as exc:  # the trace keeps what was sent, and why nothing came back
             await run.emit(partial(self._model_called, state, tools, None, started, exc))
             raise

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
+from .limits import LIMITS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -213,7 +214,7 @@ class Shortlist:
         self,
         tools: Sequence[BaseTool],
         *,
-        max_tools: int = 20,
+        max_tools: int = LIMITS.max_tools_per_prompt,
         max_chars: int | None = None,
         pinned: Sequence[str] = (),
         abstain_below: float | None = None,
@@ -320,7 +321,7 @@ class ShortlistPolicy:
     when `abstain_below` is set (abstaining needs the index); see `Shortlist`.
     """
 
-    max_tools: int = 20
+    max_tools: int = LIMITS.max_tools_per_prompt
     max_chars: int | None = None
     pinned: tuple[str, ...] = ()
     abstain_below: float | None = None

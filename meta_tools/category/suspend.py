@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-import mcp_types
 from pydantic import BaseModel, Field
 
+from ..llm.types import ChatRequest
 from .run import RunState
 
 __all__ = ["RunSuspended", "SuspendedPhase", "SuspendedRun"]
@@ -42,9 +42,13 @@ class RunSuspended(BaseException):
     """The run stopped before a model call whose answer comes with a later request.
 
     A `BaseException`, so that no `except Exception` on the way mistakes it for a fault.
+
+    Attributes:
+        point: where the run stopped, to pass back as `resume`.
+        request: the model call it stopped before (made again on resume).
     """
 
-    def __init__(self, point: SuspendedRun, request: mcp_types.CreateMessageRequestParams) -> None:
+    def __init__(self, point: SuspendedRun, request: ChatRequest) -> None:
         super().__init__(f"category {point.category!r} waits for its model")
         self.point = point
         self.request = request

@@ -19,7 +19,7 @@ import typer
 from anyio.abc import TaskStatus
 from rich.console import Console
 
-from ..llm.ways_out import missing_model, serving_fallback
+from ..router.from_config import missing_model, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer

@@ -14,8 +14,9 @@ from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
 from ..grouping.check import CategoryView, Finding, check_grouping
 from ..llm.types import AssistantTurn, ChatRequest
-from ..llm.ways_out import has_model_section, missing_model
+from ..router.from_config import missing_model
 from ..router.manager import MetaManager, category_not_found
+from ..router.ways_out import has_model_section
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import PendingTool
 from ..tools.wrapper import unwrap

@@ -30,7 +30,8 @@ from ..exceptions import (
     ToolDefinitionError,
     ToolError,
 )
-from ..llm.ways_out import missing_model, ways_out
+from ..router.from_config import missing_model
+from ..router.ways_out import ways_out
 from ..tools.base import BaseTool
 from ..tools.python_modules import collect_tools, import_tools
 from .terminal import printable, shown

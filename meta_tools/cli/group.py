@@ -19,8 +19,8 @@ from ..grouping.model_names import name_with_model
 from ..grouping.name import Draft
 from ..grouping.plan import config_with, draft_categories
 from ..llm.base import ChatModel
-from ..llm.factory import model_from_config
 from ..router.catalog import ToolSources
+from ..router.from_config import model_from_config
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
 from ..tools.wrapper import unwrap
@@ -119,7 +119,7 @@ def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
 
     The file's own categories, if any, are replaced by the proposal, so they are not checked.
     """
-    raw = read_json(path)
+    raw = read_json(path, sections=SECTIONS)
     if not isinstance(raw, dict):
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..category.prompts import default_templates_dir
+from ..config import SECTIONS
 from ..demo.categories import CATEGORIES
 from ..exceptions import MetaToolsError
 from .files import make_folder, taken, write_file
@@ -21,9 +22,8 @@ __all__ = ["STARTER_COMMENT", "InitExistsError", "starter_config", "write_starte
 PROMPTS_DIR = "meta_tool_prompts"
 
 STARTER_COMMENT = [
-    "Every top-level key that is not a section (model, mcp_servers, python_tools, builtins,"
-    " defaults, prompts_dir) is a category: description, tool_usage_notes, tools (names or"
-    " globs such as 'maps_*').",
+    f"Every top-level key that is not a section ({', '.join(SECTIONS)}) is a category:"
+    " description, tool_usage_notes, tools (names or globs such as 'maps_*').",
     "Check this file: meta-tools validate. See what the main agent gets: meta-tools list.",
     "The model: with no 'model' section and no OPENAI_API_KEY, 'meta-tools serve' uses the"
     " MCP host's own model (sampling). To choose one, add for example:",

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..config import (
+    SECTIONS,
     MetaToolsConfig,
     check_shape,
     expand_env,
@@ -34,14 +35,18 @@ def salvage(path: str | os.PathLike[str]) -> MetaToolsConfig | None:
     """The config at `path` with every invalid part removed; None if nothing usable is left."""
     file = Path(path)
     try:
-        raw = read_json(file)
+        raw = read_json(file, sections=SECTIONS)
     except ConfigError:
         return None
-    if not isinstance(raw, Mapping) or check_shape(raw):  # too deep or not text: nothing to save
+    if not isinstance(raw, Mapping) or check_shape(
+        raw, sections=SECTIONS
+    ):  # too deep or not text: nothing to save
         return None
-    if misspelt_sections(raw):  # tool names are checked once the section is named right
+    if misspelt_sections(
+        raw, sections=SECTIONS
+    ):  # tool names are checked once the section is named right
         return None
-    data: Any = expand_env(raw, os.environ, [], set())
+    data: Any = expand_env(raw, os.environ, [], set(), sections=SECTIONS)
     for _ in range(_MAX_PASSES):
         try:
             MetaToolsConfig.model_validate(data)

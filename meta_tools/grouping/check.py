@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..category.limits import LIMITS
 from ..category.shortlist import analyze
 from ..tools.base import BaseTool
 from .features import TermSpace, tool_terms
@@ -49,7 +50,7 @@ class CategoryView:
     name: str
     description: str
     tools: Sequence[BaseTool] = field(default_factory=tuple)
-    max_tools_per_prompt: int = 20
+    max_tools_per_prompt: int = LIMITS.max_tools_per_prompt
 
 
 @dataclass(frozen=True)

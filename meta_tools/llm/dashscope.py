@@ -17,18 +17,12 @@ from dashscope.v2 import errors as ds_errors
 from dashscope.v2.types.completions import ChatCompletion
 from dashscope.v2.types.messages import MessageInput
 
-from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
-from .base import (
-    Failure,
-    GenerationOptions,
-    connection_failure,
-    dump_arguments,
-    is_retryable_status,
-    load_arguments,
-    retry_after_from_headers,
-)
+from .arguments import dump_arguments, load_arguments
+from .base import GenerationOptions
+from .defaults import BACKOFF_S, KEY_ENV, MAX_RETRIES, TIMEOUT_S
 from .openai_tools import openai_tool
+from .retry import Failure, connection_failure, is_retryable_status, retry_after_from_headers
 from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
@@ -92,10 +86,10 @@ class DashScopeChatModel(SdkChatModel[ChatCompletion]):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        api_key_env: str = DEFAULT_KEY_ENV["dashscope"],
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.5,
+        api_key_env: str = KEY_ENV["dashscope"],
+        timeout: float = TIMEOUT_S,
+        max_retries: int = MAX_RETRIES,
+        backoff_s: float = BACKOFF_S,
         options: GenerationOptions | None = None,
         recover_text_calls: bool = False,
     ) -> None:

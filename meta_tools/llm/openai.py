@@ -18,18 +18,12 @@ from openai.types.chat import (
     ChatCompletionToolUnionParam,
 )
 
-from ..config import DEFAULT_KEY_ENV
 from ..exceptions import ModelError
-from .base import (
-    Failure,
-    GenerationOptions,
-    connection_failure,
-    dump_arguments,
-    is_retryable_status,
-    load_arguments,
-    retry_after_from_headers,
-)
+from .arguments import dump_arguments, load_arguments
+from .base import GenerationOptions
+from .defaults import BACKOFF_S, KEY_ENV, MAX_RETRIES, TIMEOUT_S
 from .openai_tools import openai_tool
+from .retry import Failure, connection_failure, is_retryable_status, retry_after_from_headers
 from .sdk import SdkChatModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, Usage
 
@@ -100,10 +94,10 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        api_key_env: str = DEFAULT_KEY_ENV["openai"],
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.5,
+        api_key_env: str = KEY_ENV["openai"],
+        timeout: float = TIMEOUT_S,
+        max_retries: int = MAX_RETRIES,
+        backoff_s: float = BACKOFF_S,
         options: GenerationOptions | None = None,
         recover_text_calls: bool = True,
         http_client: httpx2.AsyncClient | None = None,

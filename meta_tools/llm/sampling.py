@@ -9,7 +9,7 @@ Two eras, two hosts (both in `meta_tools.serve`):
 
 - legacy connections (2025-11-25): the request goes to the client mid-call;
 - 2026-07-28: a server cannot call the client mid-call, so the host raises
-  `AnswerLater`, the call returns `InputRequiredResult` with the run's state
+  `AnswerLater` (`meta_tools.llm.base`), the call returns `InputRequiredResult` with the run's state
   sealed in `request_state`, the client answers and retries (on any replica),
   and the run goes on from that state.
 """
@@ -27,11 +27,10 @@ from mcp import MCPError
 
 from .._json import loads
 from ..exceptions import ModelError, SamplingUnsupportedError
+from .defaults import SAMPLING_MAX_TOKENS, TIMEOUT_S
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
-from .ways_out import ways_out
 
 __all__ = [
-    "AnswerLater",
     "SamplingChatModel",
     "SamplingHost",
     "host_supports_tool_sampling",
@@ -39,20 +38,6 @@ __all__ = [
     "to_sampling_params",
     "to_turn",
 ]
-
-ALTERNATIVES = "Ways out: " + "; ".join(f"({n}) {w}" for n, w in enumerate(ways_out(), 1))
-
-
-class AnswerLater(BaseException):
-    """The host answers this sampling request in its next MCP request (2026-07-28), not now.
-
-    Raised by a sampling host; the category loop turns it into `RunSuspended`.
-    A `BaseException`, so that no `except Exception` on the way mistakes it for a fault.
-    """
-
-    def __init__(self, params: mcp_types.CreateMessageRequestParams) -> None:
-        super().__init__("the host's model answers with the next request")
-        self.params = params
 
 
 class SamplingHost(Protocol):
@@ -80,17 +65,6 @@ def host_supports_tool_sampling(capabilities: mcp_types.ClientCapabilities | Non
     """True when the client declared `sampling.tools`."""
     sampling = capabilities.sampling if capabilities is not None else None
     return sampling is not None and sampling.tools is not None
-
-
-def unsupported_message(capabilities: mcp_types.ClientCapabilities | None) -> str:
-    """Why this host cannot be the categories' model, and what to do instead."""
-    sampling = capabilities.sampling if capabilities is not None else None
-    missing = "sampling" if sampling is None else "sampling.tools"
-    return (
-        f"the router's categories use the MCP host's own model (sampling: model.provider"
-        f" 'sampling', or no `model` section and no API key),"
-        f" but this host did not declare the {missing!r} capability. {ALTERNATIVES}"
-    )
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:
@@ -197,14 +171,21 @@ class SamplingChatModel:
         temperature: sent when set; the host may ignore it.
         timeout_s: how long one answer may take (the config's `model.timeout_s`); a host
             that has gone away must not keep the run waiting forever.
+        ways_out: what to do instead, added to the error raised when no MCP call is served.
     """
 
     def __init__(
-        self, *, max_tokens: int = 4096, temperature: float | None = None, timeout_s: float = 60.0
+        self,
+        *,
+        max_tokens: int = SAMPLING_MAX_TOKENS,
+        temperature: float | None = None,
+        timeout_s: float = TIMEOUT_S,
+        ways_out: str = "",
     ) -> None:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.timeout_s = timeout_s
+        self.ways_out = ways_out
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         """Ask the host's model.
@@ -217,7 +198,8 @@ class SamplingChatModel:
         if host is None:
             raise SamplingUnsupportedError(
                 "model.provider 'sampling' uses the model of the MCP host that calls the router,"
-                f" so it works only while the router is served over MCP (meta-tools serve). {ALTERNATIVES}"
+                " so it works only while the router is served over MCP (meta-tools serve)."
+                + (f" {self.ways_out}" if self.ways_out else "")
             )
         params = to_sampling_params(
             request, max_tokens=self.max_tokens, temperature=self.temperature

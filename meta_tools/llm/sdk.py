@@ -12,8 +12,10 @@ from typing import Generic, TypeVar
 
 from .._lifecycle import AsyncCloseable
 from ..exceptions import ClosedError
-from .base import Failure, GenerationOptions, RetryPolicy, call_with_retries, resolve_api_key
+from .base import GenerationOptions
+from .keys import resolve_api_key
 from .recovery import arecover_turn
+from .retry import Failure, RetryPolicy, call_with_retries
 from .types import AssistantTurn, ChatRequest
 
 __all__ = ["SdkChatModel"]

@@ -18,23 +18,22 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
 from ..category.manager import CategoryManager
-from ..category.memory import MemoryStore
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
-from ..config import DEFAULT_KEY_ENV, CategoryConfig, MetaToolsConfig
+from ..config import READ_ONCE, MetaToolsConfig
 from ..exceptions import ConfigError
 from ..llm.base import ChatModel
-from ..llm.factory import model_from_config
+from ..llm.defaults import KEY_ENV
 from ..llm.owned import OwnedModels, close_model
 from ..tools.base import BaseTool
-from ..tools.cache import ResultCache
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tools.wrapper import unwrap
 from .catalog import ToolSources
+from .from_config import category_from_config, model_from_config
 
-__all__ = ["ConfigAssembly", "category_from_config", "category_table", "config_secrets"]
+__all__ = ["ConfigAssembly", "category_table", "config_secrets"]
 
 logger = logging.getLogger("meta_tools.meta")
 
@@ -64,49 +63,9 @@ def category_table(managers: Iterable[CategoryManager]) -> Categories:
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:
     """What must never be shown: `${VAR}` values, the model's API key, the service's token."""
-    names = {config.model.api_key_env, *DEFAULT_KEY_ENV.values(), "META_TOOLS_TOKEN"}
+    names = {config.model.api_key_env, *KEY_ENV.values(), "META_TOOLS_TOKEN"}
     keys = {os.environ[name] for name in names if name and os.environ.get(name)}
     return set(config.secrets) | keys
-
-
-def category_from_config(
-    name: str,
-    config: MetaToolsConfig,
-    tools: Sequence[BaseTool],
-    model: ChatModel,
-    *,
-    prompts: PromptSet,
-    redactor: Redactor,
-    cache: ResultCache | None,
-    memory: MemoryStore | None = None,
-) -> CategoryManager:
-    """The category `name` of `config`, its limits falling back on the config's `defaults`."""
-    spec: CategoryConfig = config.categories[name]
-    defaults = config.defaults
-    return CategoryManager(
-        name,
-        redactor.text(spec.description),  # shown to MCP clients and the LLM
-        ToolPack(tools, name=name),
-        model,
-        tool_usage_notes=redactor.text(spec.tool_usage_notes),
-        max_iterations=spec.max_iterations or defaults.max_iterations,
-        tool_timeout_s=spec.tool_timeout_s or defaults.tool_timeout_s,
-        max_calls_per_round=spec.max_calls_per_round or defaults.max_calls_per_round,
-        max_result_chars=defaults.max_result_chars,
-        memory_size=defaults.category_memory,
-        prompts=prompts,
-        secrets=redactor,
-        max_tools_per_prompt=spec.max_tools_per_prompt or defaults.max_tools_per_prompt,
-        max_tool_chars_per_prompt=(
-            spec.max_tool_chars_per_prompt or defaults.max_tool_chars_per_prompt
-        ),
-        pinned=spec.pinned,
-        abstain_below=(
-            spec.abstain_below if spec.abstain_below is not None else defaults.abstain_below
-        ),
-        cache=cache,
-        memory=memory,
-    )
 
 
 class ConfigAssembly(AsyncCloseable):
@@ -319,11 +278,6 @@ def _same_tools(current: Sequence[BaseTool], new: Sequence[BaseTool]) -> bool:
     )
 
 
-_RESTART_SECTIONS = ("mcp_servers", "python_tools", "builtins")
-_START_ONLY_SECTIONS = ("memory", "serve")
-"""Where category memory lives and how the server listens: fixed while serving."""
-
-
 def keep_sources(
     config: MetaToolsConfig, current: MetaToolsConfig
 ) -> tuple[MetaToolsConfig, list[str]]:
@@ -332,14 +286,12 @@ def keep_sources(
     The tool sources are open (MCP sessions, imported modules); an edit of them
     applies on the next start, while the rest of the edit applies now.
     """
-    sections = _RESTART_SECTIONS + _START_ONLY_SECTIONS
-    changed = [s for s in sections if getattr(config, s) != getattr(current, s)]
+    changed = [s for s in READ_ONCE if getattr(config, s) != getattr(current, s)]
     if not changed:
         return config, []
     kept = config.model_copy(update={s: getattr(current, s) for s in changed})
     warnings = [
-        f"$.{section}: changed, but"
-        f" {'tool sources are not reloaded' if section in _RESTART_SECTIONS else 'it is read only at start'};"
+        f"$.{section}: changed, but {READ_ONCE[section]};"
         " restart the service to apply it (the rest of the edit is applied)"
         for section in changed
     ]

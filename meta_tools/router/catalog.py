@@ -22,13 +22,13 @@ from ..category.memory import MemoryStore, RedisMemory
 from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
-from ..tools.builtins import builtin_tools
-from ..tools.cache import CachedTool, ResultCache, cache_from_config
+from ..tools.cache import CachedTool, ResultCache
 from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool, reserved_name_of
 from ..tools.python_modules import ToolsLike, collect_tools, import_tools
 from ..tools.schema import TOOL_NAME
 from ..tools.wrapper import unwrap
+from .from_config import builtin_tools, cache_from_config, mcp_source
 from .resolve import resolve_tools
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class ToolSources:
             ToolDefinitionError: a function cannot become a tool.
         """
         mcp = [
-            McpToolSource.from_config(name, spec, base_dir=config.base_dir)
+            mcp_source(name, spec, base_dir=config.base_dir)
             for name, spec in config.mcp_servers.items()
         ] + list(servers)
         python, unimportable = _config_python_tools(config)

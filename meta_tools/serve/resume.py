@@ -41,7 +41,7 @@ from pydantic import ValidationError
 from ..category.suspend import SuspendedRun
 from ..config import ServeConfig, short_state_key
 from ..exceptions import ConfigError
-from ..llm.sampling import AnswerLater
+from ..llm.base import AnswerLater
 from ..router.manager import MetaManager
 from .http import token_holder
 from .replay import UsedStates
@@ -232,18 +232,21 @@ class DeferredHost:
 
     The first sampling request of a round gets `answer`, the one the client
     gave to the request the run stopped at; the next one (or the first, when
-    there is no answer) raises `AnswerLater`, which stops the run.
+    there is no answer) raises `AnswerLater`, which stops the run; that request
+    is kept in `deferred`, to send to the client.
     """
 
     def __init__(self, answer: mcp_types.CreateMessageResultWithTools | None = None) -> None:
         self._answer = answer
+        self.deferred: mcp_types.CreateMessageRequestParams | None = None
 
     async def create_message(
         self, params: mcp_types.CreateMessageRequestParams
     ) -> mcp_types.CreateMessageResultWithTools:
         answer, self._answer = self._answer, None
         if answer is None:
-            raise AnswerLater(params)
+            self.deferred = params
+            raise AnswerLater
         return answer
 
 

@@ -44,15 +44,11 @@ from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
 from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
-from ..llm.sampling import (
-    SamplingChatModel,
-    host_supports_tool_sampling,
-    sampling_host,
-    unsupported_message,
-)
-from ..llm.ways_out import serving_fallback
+from ..llm.sampling import SamplingChatModel, host_supports_tool_sampling, sampling_host
 from ..llm.wrapper import find_model
+from ..router.from_config import serving_fallback
 from ..router.manager import CategoryCall, MetaManager
+from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
 from .disconnect import cancel_on_disconnect
 from .http import (
@@ -201,16 +197,20 @@ class _Handlers:
                 return error_result(str(exc))
             checked = dataclasses.replace(checked, category=running, resume=point)
             session = point.state.session  # the client's, as sealed in the first round
-        with sampling_host(DeferredHost(answer)):
+        host = DeferredHost(answer)
+        with sampling_host(host):
             try:
                 return await self._run(checked, session, Progress(ctx))
             except RunSuspended as stopped:
                 suspended = stopped
+        if host.deferred is None:  # a model of its own deferred, not the host's
+            return error_result("the category's model deferred its answer to no MCP client")
         try:
             state = self.codec.dump(suspended.point)
         except StateError as exc:
             return error_result(str(exc))
-        request = mcp_types.CreateMessageRequest(params=suspended.request)
+        # The run stopped before the model call whose sampling request the host kept.
+        request = mcp_types.CreateMessageRequest(params=host.deferred)
         return mcp_types.InputRequiredResult(
             input_requests={SAMPLE_KEY: request}, request_state=state
         )
@@ -256,14 +256,18 @@ async def _until_gone(
     return result
 
 
+_SERVE = ServeConfig()
+"""The `serve` section's defaults, which `build_server` shares."""
+
+
 def build_server(
     meta: MetaManager,
     *,
     name: str = "meta-tools",
     default_session: str | None = None,
     state_keys: Sequence[str] = (),
-    state_ttl_s: float = 300.0,
-    max_state_bytes: int = 262_144,
+    state_ttl_s: float = _SERVE.state_ttl_s,
+    max_state_bytes: int = _SERVE.max_state_bytes,
     used_states: UsedStates | None = None,
 ) -> Server[dict[str, Any]]:
     """The low-level MCP server exposing exactly `meta`'s category tools.
@@ -325,7 +329,9 @@ def serve_router(
     if fallback is None:
         return MetaManager.from_config(loaded, tools=tools)
     logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
-    return MetaManager.from_config(loaded, tools=tools, model=SamplingChatModel())
+    return MetaManager.from_config(
+        loaded, tools=tools, model=SamplingChatModel(ways_out=ALTERNATIVES)
+    )
 
 
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:

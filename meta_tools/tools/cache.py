@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 from pydantic_core import to_jsonable_python
@@ -30,16 +30,12 @@ from ..exceptions import ToolError
 from .base import BaseTool, ToolAnswer, ToolContext, timeout_error
 from .wrapper import ToolWrapper
 
-if TYPE_CHECKING:
-    from ..config import CacheConfig
-
 __all__ = [
     "CacheEntry",
     "CachedTool",
     "MemoryCache",
     "RedisCache",
     "ResultCache",
-    "cache_from_config",
     "canonical_arguments",
 ]
 
@@ -195,18 +191,6 @@ class RedisCache:
 
     async def aclose(self) -> None:
         await self._client.aclose()
-
-
-def cache_from_config(config: CacheConfig, *, scope: str) -> ResultCache:
-    """The cache a `CacheConfig` describes; `scope` (category or server name) names its keys."""
-    if config.redis_url:
-        return RedisCache(
-            config.redis_url,
-            namespace=f"meta_tools:{scope}",
-            ttl_s=config.ttl_s,
-            max_entries=config.max_entries,
-        )
-    return MemoryCache(ttl_s=config.ttl_s, max_entries=config.max_entries)
 
 
 class CachedTool(ToolWrapper):

@@ -16,7 +16,7 @@ from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import ChatRequest, Message
 from meta_tools.llm.openai import OpenAIChatModel
-from meta_tools.llm.ways_out import missing_model, serving_fallback
+from meta_tools.router.from_config import missing_model, serving_fallback
 from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
 from tests.cli.test_first_hour import cli, no_key_env, write
 from tests.fakes.llm_server import FakeLLMServer

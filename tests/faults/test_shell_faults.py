@@ -10,7 +10,8 @@ import pytest
 
 from meta_tools.config import MetaToolsConfig, ShellBuiltinConfig
 from meta_tools.exceptions import ConfigError, ToolArgumentsError
-from meta_tools.tools.builtins import builtin_tools, shell_tool
+from meta_tools.router.from_config import builtin_tools
+from meta_tools.tools.builtins import shell_tool
 from meta_tools.tools.builtins.process import ProcessOutput
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from meta_tools.config import ModelConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import OpenAIChatModel
 from meta_tools.llm.base import GenerationOptions
-from meta_tools.llm.factory import model_from_config, with_environment
+from meta_tools.router.from_config import model_from_config, with_environment
 
 ENV = {
     "OPENAI_MODEL": "qwen2.5-coder-1.5b",

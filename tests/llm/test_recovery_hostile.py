@@ -16,7 +16,7 @@ import pytest
 from meta_tools.category.turns import Declined, classify_turn, fence_result
 from meta_tools.exceptions import ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
-from meta_tools.llm.base import load_arguments
+from meta_tools.llm.arguments import load_arguments
 from meta_tools.llm.recovery import (
     INLINE_CHARS,
     MAX_RECOVERED_CALLS,

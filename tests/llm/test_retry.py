@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 
 from meta_tools.exceptions import ModelError
-from meta_tools.llm.base import (
-    Failure,
-    RetryPolicy,
-    call_with_retries,
-    dump_arguments,
-    load_arguments,
-    retry_after_from_headers,
-)
+from meta_tools.llm.arguments import dump_arguments, load_arguments
+from meta_tools.llm.retry import Failure, RetryPolicy, call_with_retries, retry_after_from_headers
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,7 @@ from meta_tools.llm import (
     ToolCall,
     Usage,
 )
-from meta_tools.llm.base import RetryPolicy, call_with_retries, connection_failure
+from meta_tools.llm.retry import RetryPolicy, call_with_retries, connection_failure
 from tests.fakes.llm_server import FakeLLMServer, Reply, wire_tool_call
 from tests.llm.chat_requests import ask
 from tests.llm.providers import DASHSCOPE, OPENAI, Provider

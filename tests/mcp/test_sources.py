@@ -17,6 +17,7 @@ from meta_tools.exceptions import (
     ToolExecutionError,
     ToolUnavailableError,
 )
+from meta_tools.router.from_config import mcp_source
 from meta_tools.serve.server import BearerTokenMiddleware
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.mcp.connection import McpToolSource
@@ -192,7 +193,7 @@ async def test_a_missing_command_names_the_command() -> None:
 
 async def test_python_in_a_config_runs_the_routers_own_interpreter(tmp_path: Any) -> None:
     config = StdioServerConfig(command="python", args=["-m", "x"], cwd="servers", prefix="p")
-    source = McpToolSource.from_config("s", config, base_dir=str(tmp_path))
+    source = mcp_source("s", config, base_dir=str(tmp_path))
     target = source._target  # the parameters the SDK will spawn
     assert isinstance(target, StdioServerParameters)
     assert (target.command, target.args, target.cwd) == (
@@ -221,14 +222,14 @@ async def test_http_sources_from_config_send_their_headers_and_follow_list_chang
         allowed = HttpServerConfig(
             transport="streamable_http", url=url, headers={"Authorization": "Bearer tok"}
         )
-        async with McpToolSource.from_config("web", allowed) as source:
+        async with mcp_source("web", allowed) as source:
             await source.connect()
             assert await source.get_tool("learn").call({"name": "greet"}) == {  # type: ignore[union-attr]
                 "result": "learned greet"
             }
             await wait_until(source, lambda names: "greet" in names)
         refused = HttpServerConfig(transport="streamable_http", url=url, timeout_s=5)
-        async with McpToolSource.from_config("web", refused) as source:
+        async with mcp_source("web", refused) as source:
             with pytest.raises(ToolUnavailableError) as failed:
                 await source.connect()
     assert str(failed.value).startswith(
@@ -243,7 +244,7 @@ async def test_http_sources_from_config_send_their_headers_and_follow_list_chang
 async def test_an_sse_source_lists_and_calls() -> None:
     async with asgi_server(changing.build().sse_app()) as base:
         config = HttpServerConfig(transport="sse", url=f"{base}/sse", prefix="old")
-        async with McpToolSource.from_config("legacy-sse", config) as source:
+        async with mcp_source("legacy-sse", config) as source:
             await source.connect()
             assert await source.get_tool("old_add").call({"a": 1}) == {"result": 2}  # type: ignore[union-attr]
 

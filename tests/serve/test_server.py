@@ -195,6 +195,26 @@ async def test_a_wrapped_host_model_is_still_served_by_the_host(mode: str) -> No
 
 
 @MODES
+async def test_the_sampling_model_of_the_config_sends_its_max_tokens_and_temperature(
+    mode: str,
+) -> None:
+    config = MetaToolsConfig.from_data(
+        {
+            "model": {"provider": "sampling", "max_tokens": 300, "temperature": 0.2},
+            "Text": {"description": "Shout texts.", "tools": ["shout"]},
+        }
+    )
+    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI"])
+    async with (
+        MetaManager.from_config(config, tools=[shout]) as meta,
+        host_client(build_server(meta), mode, host) as client,
+    ):
+        result = await client.call_tool("text", TASK)
+    assert result.is_error is False
+    assert [(r.max_tokens, r.temperature) for r in host.requests] == [(300, 0.2), (300, 0.2)]
+
+
+@MODES
 async def test_a_cancelled_call_cancels_its_running_tools(mode: str) -> None:
     blocker = Blocker()
     host = ScriptedHost([("block", {"reason": "x"})])

@@ -18,18 +18,42 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import anyio.to_thread
 from typing_extensions import Doc
 
-from ...config import PythonBuiltinConfig, ShellBuiltinConfig
 from ...exceptions import ToolArgumentsError, ToolDefinitionError
 from ..function import FunctionTool
 from .files import Confinement
 from .process import ProcessOutput, minimal_env, run_process
 
-__all__ = ["confine_arguments", "parse_command", "python_tool", "shell_tool"]
+__all__ = [
+    "ProcessLimits",
+    "ShellSettings",
+    "confine_arguments",
+    "parse_command",
+    "python_tool",
+    "shell_tool",
+]
+
+
+class ProcessLimits(Protocol):
+    """How long a child process may run and how much of its output is kept."""
+
+    @property
+    def timeout_s(self) -> float: ...
+
+    @property
+    def max_output_chars(self) -> int: ...
+
+
+class ShellSettings(ProcessLimits, Protocol):
+    """The shell's limits and the programs it may run."""
+
+    @property
+    def allowed_commands(self) -> Sequence[str]: ...
+
 
 _PUNCTUATION = "();<>|&"
 _EXPANSION = re.compile(r"`|\$[A-Za-z_{(]")
@@ -39,7 +63,7 @@ def _make_folder() -> str:
     return tempfile.mkdtemp(prefix="meta-tools-py-")
 
 
-def python_tool(settings: PythonBuiltinConfig) -> FunctionTool:
+def python_tool(settings: ProcessLimits) -> FunctionTool:
     """The `execute_python_code` tool: a fresh interpreter in a temporary folder per call."""
 
     async def execute_python_code(
@@ -146,7 +170,7 @@ def confine_arguments(argv: Sequence[str], confinement: Confinement, cwd: Path) 
 
 
 def shell_tool(
-    settings: ShellBuiltinConfig, *, cwd: str | Path, roots: Sequence[Path] | None = None
+    settings: ShellSettings, *, cwd: str | Path, roots: Sequence[Path] | None = None
 ) -> FunctionTool:
     """The `execute_shell_command` tool: one allow-listed program, run without a shell in `cwd`.
 

@@ -42,7 +42,6 @@ from pydantic import ValidationError
 from typing_extensions import Self
 
 from ..._lifecycle import AsyncCloseable
-from ...config import HttpServerConfig, StdioServerConfig
 from ...exceptions import ToolExecutionError, ToolTimeoutError, ToolUnavailableError
 from .failures import CALL_FAILURES, call_failure, describe_failure
 from .health import Transport, TransportHealth, WatchedTransport
@@ -50,7 +49,7 @@ from .listing import list_remote_tools, router_tools
 from .results import result_value
 from .stderr import StderrTail
 from .tool import McpServerTool, PendingTool
-from .transports import http_transport_factory, open_transport, stdio_parameters
+from .transports import HttpTransportFactory, open_transport
 
 __all__ = ["McpServerTool", "McpTarget", "McpToolSource", "PendingTool"]
 
@@ -106,7 +105,13 @@ class McpToolSource(AsyncCloseable):
         self.timeout_s = timeout_s
         self.mode = mode
         self._target = target
-        self.url = target if isinstance(target, str) else None
+        self.url = (
+            target
+            if isinstance(target, str)
+            else target.url
+            if isinstance(target, HttpTransportFactory)
+            else None
+        )
         self._stderr: StderrTail | None = None
         self._limiter = anyio.CapacityLimiter(max_concurrent_calls)
         self._tools: dict[str, McpServerTool] = {}
@@ -129,28 +134,6 @@ class McpToolSource(AsyncCloseable):
         self._stopped = anyio.Event()
         self._closing = False
         self._ready = False
-
-    @classmethod
-    def from_config(
-        cls, name: str, config: StdioServerConfig | HttpServerConfig, *, base_dir: str = "."
-    ) -> McpToolSource:
-        """Build a source from a `mcp_servers` entry.
-
-        `command: "python"` (or `"python3"`) runs the router's own interpreter
-        (`sys.executable`), so a server module installed next to meta-tools is
-        found; a relative `cwd` is relative to the config file's folder.
-        """
-        target: McpTarget
-        if isinstance(config, StdioServerConfig):
-            target = stdio_parameters(config, base_dir)
-        else:
-            target = http_transport_factory(config)
-        source = cls(
-            name, target, prefix=config.prefix, connect=config.connect, timeout_s=config.timeout_s
-        )
-        if isinstance(config, HttpServerConfig):
-            source.url = config.url
-        return source
 
     def __repr__(self) -> str:
         return f"<McpToolSource {self.name!r} {self._status} tools={len(self._tools)}>"

@@ -1,11 +1,11 @@
-"""The transport to an MCP server, from its `mcp_servers` entry or a target given in code."""
+"""The transport to an MCP server: stdio parameters, a URL, or a transport factory."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Literal
 
 import httpx2
 from mcp import StdioServerParameters
@@ -13,26 +13,15 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from ...config import HttpServerConfig, StdioServerConfig
 from .health import Transport, TransportHealth, TransportStreams, watched_http_client
 from .stderr import StderrTail
 
 __all__ = [
     "HttpTransportFactory",
     "TransportTarget",
-    "http_transport_factory",
     "open_transport",
-    "stdio_parameters",
     "streamable_http_transport",
 ]
-
-
-def stdio_parameters(config: StdioServerConfig, base_dir: str) -> StdioServerParameters:
-    """`command: "python"` (or `"python3"`) is the router's own interpreter; `cwd` is config-relative."""
-    command = sys.executable if config.command in ("python", "python3") else config.command
-    cwd = None if config.cwd is None else str((Path(base_dir) / config.cwd).resolve())
-    env = dict(config.env) or None
-    return StdioServerParameters(command=command, args=list(config.args), env=env, cwd=cwd)
 
 
 @asynccontextmanager
@@ -52,47 +41,52 @@ async def streamable_http_transport(
         yield streams
 
 
+@dataclass(frozen=True)
 class HttpTransportFactory:
-    """A fresh transport per session for an HTTP `mcp_servers` entry (headers, timeout)."""
+    """A fresh transport per session for an HTTP MCP server (streamable HTTP or SSE).
 
-    def __init__(self, config: HttpServerConfig) -> None:
-        self.config = config
+    Attributes:
+        transport: `"streamable_http"` or the legacy `"sse"`.
+        url: the server's endpoint.
+        headers: sent with every request.
+        timeout_s: seconds per request (a streamed read may take up to 300 s).
+    """
+
+    transport: Literal["streamable_http", "sse"]
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
 
     def __call__(
         self, health: TransportHealth | None = None
     ) -> AbstractAsyncContextManager[TransportStreams]:
-        config = self.config
-        if config.transport == "sse":
+        if self.transport == "sse":
+            timeout_s = self.timeout_s
 
             def factory(
                 headers: dict[str, str] | None = None,
                 timeout: httpx2.Timeout | None = None,
                 auth: httpx2.Auth | None = None,
             ) -> httpx2.AsyncClient:
-                chosen = timeout or httpx2.Timeout(config.timeout_s, read=300.0)
+                chosen = timeout or httpx2.Timeout(timeout_s, read=300.0)
                 client = watched_http_client(health, headers, chosen)
                 if auth is not None:
                     client.auth = auth
                 return client
 
             return sse_client(
-                config.url,
-                headers=dict(config.headers),
-                timeout=config.timeout_s,
+                self.url,
+                headers=dict(self.headers),
+                timeout=self.timeout_s,
                 httpx_client_factory=factory,
             )
         return streamable_http_transport(
-            config.url, health=health, headers=dict(config.headers), timeout_s=config.timeout_s
+            self.url, health=health, headers=dict(self.headers), timeout_s=self.timeout_s
         )
 
 
-def http_transport_factory(config: HttpServerConfig) -> HttpTransportFactory:
-    """A fresh transport per session, with the configured headers and timeout."""
-    return HttpTransportFactory(config)
-
-
 TransportTarget = StdioServerParameters | str | HttpTransportFactory | Callable[[], Transport]
-"""Stdio parameters, a streamable-HTTP URL, an `mcp_servers` HTTP entry, or a transport factory."""
+"""Stdio parameters, a streamable-HTTP URL, an HTTP transport factory, or a transport factory."""
 
 
 def open_transport(
