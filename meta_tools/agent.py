@@ -244,17 +244,15 @@ class MainAgent:
         if not isinstance(call.arguments, dict):
             return call
         arguments = dict(call.arguments)
-        try:
-            slug = (
-                ANY_CATEGORY
-                if call.name == ANY_CATEGORY
-                else self.meta.get_category(call.name).slug
-            )
-            tool = ""
-        except CategoryNotFoundError:
-            holder = self.meta.tool_holder(call.name)
-            slug = ANY_CATEGORY if holder is None else holder.slug
-            tool = f"{call.name} "
+        named = ""  # the name the model wrote when it is no category: kept in the input
+        if call.name == ANY_CATEGORY:
+            slug = ANY_CATEGORY
+        else:
+            try:
+                slug = self.meta.get_category(call.name).slug
+            except CategoryNotFoundError:
+                holder = self.meta.tool_holder(call.name)
+                slug, named = (ANY_CATEGORY if holder is None else holder.slug), call.name
         objective = arguments.pop("objective", None)
         exact_input = arguments.pop("exact_input", None)
         if isinstance(objective, str) and isinstance(exact_input, str) and not arguments:
@@ -263,9 +261,9 @@ class MainAgent:
             objective = text
         parts = [] if exact_input is None else [_as_text(exact_input)]
         if arguments:
-            parts.append(tool + json.dumps(arguments, ensure_ascii=False))
-        elif tool:
-            parts.insert(0, tool.strip())
+            parts.append(f"{named} {json.dumps(arguments, ensure_ascii=False)}".lstrip())
+        elif named:
+            parts.insert(0, named)
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
 
