@@ -171,21 +171,26 @@ async def run_catalog(
     seed: int = 0,
     order_seed: int | None = None,
     on_row: Checkpoint | None = None,
+    done: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
+    """Each query asked on each side; rows of `done` (an earlier run's, same settings)
+    are kept and not asked again, so that a run of hours can go on where it stopped."""
     catalog = load_large_catalog(data)
     queries = catalog_queries(catalog, limit, per_subset, seed)
+    asked = {q["qid"] for q in queries}
+    rows: list[dict[str, Any]] = [r for r in done if r["task"] in asked and r["side"] in sides]
+    finished = {(r["task"], r["side"]) for r in rows}
     counter = CountingModel(model)
     meta = catalog.router(counter, order_seed=order_seed)
     every = MetaManager(meta.categories, routing=ALL_CATEGORIES)
     slugs = {m.name: m.slug for m in meta.categories}
     flat_tokens = schema_tokens(catalog.tools)
     fits = flat_tokens < context_tokens
-    rows: list[dict[str, Any]] = []
     for query in queries:
         gold = catalog.gold_names(query)
         gold_slugs = {slugs[c] for c in catalog.gold_categories(query)}
         for side in sides:
-            if side == "flat" and not fits:
+            if (side == "flat" and not fits) or (query["qid"], side) in finished:
                 continue
             if side in ("hierarchy", "hierarchy_all"):
                 router = meta if side == "hierarchy" else every
@@ -348,7 +353,20 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
     parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="catalog: keep the rows already in --out, ask the rest",
+    )
     return parser.parse_args(argv)
+
+
+def _earlier_rows(out: Path, model: str, name: str) -> list[dict[str, Any]]:
+    """The rows of `model`'s `name` run stored in `out` (none when there is none)."""
+    if not out.exists():
+        return []
+    found = json.loads(out.read_text())["runs"].get(model, {}).get(name, {})
+    return list(found.get("runs", []))
 
 
 async def _run_sets(
@@ -378,6 +396,7 @@ async def _run_sets(
                 seed=args.seed,
                 order_seed=args.order_seed,
                 on_row=save,
+                done=_earlier_rows(out, args.model, "catalog") if args.resume else (),
             )
             record["catalog"] = found
             store(out, args.model, record)

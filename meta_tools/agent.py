@@ -163,11 +163,11 @@ class MainAgent:
             turn.append(reply.as_message())
             returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
-            replies, only_repeats = await self._call_all(calls, on_step, returned, answered)
+            replies, only_repeats = await self._call_all(calls, text, on_step, returned, answered)
             before = len(results)
             results.extend(returned.values())
             turn.extend(replies)
-            turn.extend(await self._finish_remainders(calls, returned, results, on_step))
+            turn.extend(await self._finish_remainders(calls, text, returned, results, on_step))
             if len(results) - before >= 2 and not only_repeats:
                 # Seen with the 1.5B: after two results it answered with the last one only.
                 turn.append(Message(role="user", content=EACH_RESULT))
@@ -193,11 +193,13 @@ class MainAgent:
     async def _call_all(
         self,
         calls: list[ToolCall],
+        text: str,
         on_step: StepSink | None,
         returned: dict[str, CategoryResult],
         answered: dict[str, CategoryResult],
     ) -> tuple[list[Message], bool]:
-        """Run the calls of one round concurrently; the tool messages keep the calls' order.
+        """Run the calls of one round for the user message `text` concurrently; the tool
+        messages keep the calls' order.
 
         A call identical to one in `answered` is not run again: it gets that result.
         The results of the calls that ran are added to `results` (and the successes to
@@ -213,7 +215,7 @@ class MainAgent:
             else:
                 if on_step is not None:
                     await on_step(CategoryCalled(call))
-                came = await self._call(call, on_step)
+                came = await self._call(call, text, on_step)
                 if came.result is not None:
                     returned[call.id] = came.result
                     if came.result.status == "success":
@@ -327,6 +329,7 @@ class MainAgent:
     async def _finish_remainders(
         self,
         calls: list[ToolCall],
+        text: str,
         returned: dict[str, CategoryResult],
         results: list[CategoryResult],
         on_step: StepSink | None,
@@ -358,7 +361,7 @@ class MainAgent:
             messages.append(Message(role="assistant", tool_calls=[follow]))
             if on_step is not None:
                 await on_step(CategoryCalled(follow))
-            came = await self._call(follow, on_step)
+            came = await self._call(follow, text, on_step)
             if came.result is not None:
                 results.append(came.result)
             if on_step is not None:
@@ -369,13 +372,21 @@ class MainAgent:
             )
         return messages
 
-    async def _call(self, call: ToolCall, on_step: StepSink | None) -> CategoryReturned:
+    async def _call(
+        self, call: ToolCall, request: str, on_step: StepSink | None
+    ) -> CategoryReturned:
+        """Run `call` for the user message `request` (the category's context)."""
         arguments: Mapping[str, Any] | str = call.arguments
         if isinstance(arguments, str):
             return CategoryReturned(call, error="arguments must be a JSON object")
         try:
             result = await self.meta.call_tool(
-                call.name, arguments, session=self.session, on_event=on_step, call_id=call.id
+                call.name,
+                arguments,
+                session=self.session,
+                on_event=on_step,
+                call_id=call.id,
+                request=request,
             )
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return CategoryReturned(call, error=str(exc))

@@ -7,6 +7,7 @@ import pytest
 from meta_tools import tool
 from meta_tools.agent import ANSWER_NOW, EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
+from meta_tools.category.turns import read_task
 from meta_tools.demo.dates import describe_date
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
@@ -140,3 +141,20 @@ async def test_after_several_results_in_one_round_the_model_is_asked_for_each_of
     single = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")])
     await MainAgent(single, dates(thursday_category())).ask("What weekday is 2025-12-25?")
     assert single.requests[1].messages[-1].role == "tool"
+
+
+async def test_the_category_reads_the_user_s_own_words_beside_the_objective() -> None:
+    """Seen with the 1.5B: "hourly forecast" became the objective "3 day forecast"."""
+    main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")])
+    category = thursday_category()
+    question = "Which weekday is Christmas 2025, in the Gregorian calendar?"
+    assert await MainAgent(main, dates(category)).ask(question) == "A Thursday."
+    task = category.requests[0].messages[1].content
+    assert task.startswith("<user_request>\n") and f"\n{question}\n</user_request>" in task
+    assert read_task(task) == ("Weekday of the date", "2025-12-25")
+    # Words the objective already holds are not repeated.
+    again = thursday_category()
+    await dates(again).call_tool(
+        "dates", {"objective": question, "exact_input": ""}, request=question
+    )
+    assert again.requests[0].messages[1].content == f"Objective: {question}\nExact input: "

@@ -230,6 +230,27 @@ async def test_a_catalog_limit_takes_the_query_subsets_in_turn(tmp_path: Path) -
     assert found["queries"] == ["G1:1", "G2:7"]
 
 
+@pytest.mark.anyio
+async def test_a_resumed_catalog_run_keeps_the_rows_it_has_and_asks_only_the_rest(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path)
+    model = ScriptedModel.from_function(catalog_oracle)
+    first = await run_catalog(model, tmp_path, None, ["retrieval"], top_k=2)
+    asked = len(model.requests)
+    kept = first["runs"][0] | {"answer": "kept from before"}
+    other = kept | {"task": "G9:not-asked-now"}
+    found = await run_catalog(
+        model, tmp_path, None, ["retrieval", "hierarchy"], top_k=2, done=[kept, other]
+    )
+    assert [(r["task"], r["side"]) for r in found["runs"]] == [
+        ("G1:1", "retrieval"),
+        ("G1:1", "hierarchy"),
+    ]
+    assert found["runs"][0]["answer"] == "kept from before"
+    assert len(model.requests) - asked == 4  # the hierarchy's calls only
+
+
 def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run(
     tmp_path: Path, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

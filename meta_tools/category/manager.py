@@ -170,8 +170,8 @@ class CategoryManager:
         """Choose the tools the run's next LLM call is offered, and offer them.
 
         All but the run's withdrawn tools; in a category over its limits, the
-        shortlist's best matches for the objective and input, plus pinned and
-        already used tools.
+        shortlist's best matches for the objective and input (and for the user's
+        request, when known), plus pinned and already used tools.
         """
         state = run.state
         if self.shortlist is None:
@@ -179,7 +179,11 @@ class CategoryManager:
             selection = Selection([t for t in tools if t.name not in state.withdrawn])
         else:
             selection = self.shortlist.select(
-                state.objective, state.exact_input, used=state.used, withdrawn=state.withdrawn
+                state.objective,
+                state.exact_input,
+                request=state.request,
+                used=state.used,
+                withdrawn=state.withdrawn,
             )
         run.offer(selection.tools)
         return selection
@@ -203,10 +207,13 @@ class CategoryManager:
         session: str | None = None,
         on_event: EventSink | None = None,
         resume: SuspendedRun | None = None,
+        request: str = "",
     ) -> CategoryResult:
         """Run the loop for one task and return its result; never raises for tool or model faults.
 
         With `resume` (from a `RunSuspended` of this category), go on where that run stopped.
+        `request` is the user's message the task came from, when known: the shortlist
+        ranks for it too and the model reads it as context (see `task_message`).
 
         Raises:
             RunSuspended: the model answers with a later request (see `suspend`).
@@ -218,8 +225,10 @@ class CategoryManager:
             else:
                 result = await self._loop(run)
             return await self._finish(run, result)
-        run = Run(RunState(objective=objective, exact_input=exact_input, session=session), on_event)
-        state = run.state
+        if request.strip() in f"{objective}\n{exact_input}":
+            request = ""  # it adds nothing the task does not say
+        state = RunState(objective, exact_input, session=session, request=request.strip())
+        run = Run(state, on_event)
         state.past_runs = await self.memory.past_runs(session)
         await run.emit(partial(self._started, state))
         selection = self.offer(run)
@@ -228,7 +237,7 @@ class CategoryManager:
         else:
             prompt = self._render(self.prompts.tool_selection, run)
             state.messages.append(Message(role="system", content=prompt))
-            task = task_message(objective, exact_input, state.past_runs)
+            task = task_message(objective, exact_input, state.past_runs, request)
             state.messages.append(Message(role="user", content=task))
             result = await self._loop(run)
         return await self._finish(run, result)

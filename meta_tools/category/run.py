@@ -35,6 +35,8 @@ class RunState:
     objective: str
     exact_input: str
     session: str | None = None
+    request: str = ""
+    """The user's message the call came from, when the caller knows it: context only."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     messages: list[Message] = field(default_factory=list)
     executions: list[Execution] = field(default_factory=list)

@@ -252,15 +252,21 @@ class Shortlist:
         objective: str,
         exact_input: str,
         *,
+        request: str = "",
         used: Sequence[str] = (),
         withdrawn: Sequence[str] = (),
     ) -> Selection:
         """The tools for one call: pinned, then used, then the best matches, within the limits.
 
+        With the user's `request`, the best matches for the objective and input and
+        those for the request take turns: each keeps its best few, and the long request
+        cannot crowd out the objective's words (nor the objective drop the request's).
         The result is ordered pinned first, then by rank, so that consecutive
         rounds of a run see the same list in the same order.
         """
         order = self.rank(f"{objective}\n{exact_input}")
+        if request.strip():
+            order = alternate(order, self.rank(request))
         coverage: float | None = None
         abstained = False
         if self.abstain_below is not None and isinstance(self.index, Bm25Index):
@@ -300,6 +306,12 @@ class Shortlist:
         rest = sorted(chosen[pinned_count:], key=rank_of.__getitem__)
         tools = [self.tools[p] for p in chosen[:pinned_count] + rest]
         return Selection(tools, abstained, coverage)
+
+
+def alternate(first: Sequence[int], second: Sequence[int]) -> list[int]:
+    """The items of two rankings taking turns, first's first, each item once."""
+    merged = dict.fromkeys(item for pair in zip(first, second, strict=True) for item in pair)
+    return list(merged)
 
 
 def check_pinned(pinned: Iterable[str], names: Container[str], *, owner: str) -> None:

@@ -112,6 +112,8 @@ class CategoryCall:
     exact_input: str
     resume: SuspendedRun | None = None
     """A run of this category stopped before a model call (`RunSuspended`), to go on with."""
+    request: str = ""
+    """The user's message the call came from, when known: the category's context."""
 
     @property
     def text(self) -> str:
@@ -431,19 +433,21 @@ class MetaManager(AsyncCloseable):
         session: str | None = None,
         on_event: EventSink | None = None,
         call_id: str | None = None,
+        request: str = "",
     ) -> CategoryResult:
         """Run one category call (`call_id`: the main agent's id for it, shown in traces).
 
         `any_category` (offered by `openai_tools(request)`) runs in the category
-        that ranks best for the call; the result names it.
+        that ranks best for the call; the result names it. `request`, the user's
+        message the call came from, is context for the category: its shortlist ranks
+        for it too and its model reads it beside the objective.
 
         Raises:
             CategoryNotFoundError: see `check_call`.
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
-        return await self.run(
-            self.check_call(name, arguments), session=session, on_event=on_event, call_id=call_id
-        )
+        call = replace(self.check_call(name, arguments), request=request)
+        return await self.run(call, session=session, on_event=on_event, call_id=call_id)
 
     async def run(
         self,
@@ -525,4 +529,5 @@ class MetaManager(AsyncCloseable):
                 session=session,
                 on_event=on_event,
                 resume=call.resume,
+                request=call.request,
             )

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.shortlist import Bm25Index, Shortlist, analyze
+from meta_tools.category.shortlist import Bm25Index, Shortlist, alternate, analyze
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -209,3 +209,20 @@ def test_the_config_sets_the_limits_pins_and_threshold_of_each_category() -> Non
         shortlist.pinned,
         shortlist.abstain_below,
     ) == (4, 5000, ["search_flights"], 0.2)
+
+
+async def test_the_user_s_request_brings_its_best_match_beside_the_objective_s() -> None:
+    """A small main agent's objective drops the words that name the tool: the request has them."""
+    model = ScriptedModel([AssistantTurn(text="no")] * 2)
+    category = CategoryManager("All", "All tools.", catalog(), model, max_tools_per_prompt=2)
+    request = "Give me a short link for my trip page; also what's the weather"
+    await category.run("Weather forecast", "Oslo")
+    await category.run("Weather forecast", "Oslo", request=request)
+    alone, helped = (offered(r) for r in model.requests)
+    assert "shorten_url" not in alone
+    assert helped == ["get_weather_forecast", "shorten_url"]  # each ranking keeps its best
+
+
+def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
+    assert alternate([0, 1, 2, 3], [2, 3, 0, 1]) == [0, 2, 1, 3]
+    assert alternate([], []) == []

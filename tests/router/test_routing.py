@@ -12,6 +12,7 @@ from mcp import Client
 from meta_tools import tool
 from meta_tools.agent import EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
+from meta_tools.category.turns import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
@@ -473,7 +474,8 @@ async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
     agent = MainAgent(main, world(categories, max_categories=2))
     assert await agent.ask("Where is CA107?") == "Out for delivery."
     assert [category_named(r) for r in categories.requests] == ["Parcels", "Parcels"]
-    assert categories.requests[0].messages[1].content.startswith(f"Objective: {objective}\n")
+    task = read_task(categories.requests[0].messages[1].content)
+    assert task is not None and task[0] == objective
     seen = scripted.requests[1].messages
     assert not any(m.role == "user" and "could not be read" in m.content for m in seen)
 
