@@ -42,7 +42,16 @@ from .bfcl_data import (
 from .bfcl_sides import Answered, PooledCatalog, ask_category_call, ask_plain, ask_pooled
 from .e2e_sides import CountingModel
 from .models import build_model
-from .report import RESULTS, Checkpoint, checkpoint, machine, store, summarize, table
+from .report import (
+    RESULTS,
+    Checkpoint,
+    checkpoint,
+    machine,
+    store,
+    stored_rows,
+    summarize,
+    table,
+)
 
 __all__ = ["DIFFERENCES", "main", "run_direct", "run_pooled", "score"]
 
@@ -126,6 +135,15 @@ def _off_schema(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
     return {c: sum(1 for category, _ in entries if category == c) for c, _ in sorted(entries)}
 
 
+def _kept(
+    done: Sequence[dict[str, Any]], samples: Mapping[str, Sample], sides: Sequence[str]
+) -> tuple[list[dict[str, Any]], set[tuple[str, str]]]:
+    """The rows of `done` for entries and sides of this run, and their (entry, side) keys."""
+    drawn = {e.id for s in samples.values() for e in s.entries}
+    rows = [r for r in done if r["task"] in drawn and r["side"] in sides]
+    return rows, {(r["task"], r["side"]) for r in rows}
+
+
 async def run_direct(
     model: ChatModel,
     samples: Mapping[str, Sample],
@@ -133,16 +151,22 @@ async def run_direct(
     *,
     plain_model: ChatModel | None = None,
     on_row: Checkpoint | None = None,
+    done: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Each sampled entry of each category on each side; `plain_model` reads no text calls."""
+    """Each sampled entry of each category on each side; `plain_model` reads no text calls.
+
+    Rows of `done` (an earlier run's) are kept and their entries not asked again.
+    """
     counter = CountingModel(model)
     plain = CountingModel(plain_model or model)
     ledger = Ledger()
-    rows: list[dict[str, Any]] = []
+    rows, finished = _kept(done, samples, sides)
     for category, drawn in samples.items():
         for entry in drawn.entries:
             tools = tools_for(entry.functions, ledger)
             for side in sides:
+                if (entry.id, side) in finished:
+                    continue
                 if side == "plain":
                     answered = await ask_plain(plain, entry, tools)
                 else:
@@ -168,17 +192,23 @@ async def run_pooled(
     *,
     top_k: int = 10,
     on_row: Checkpoint | None = None,
+    done: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The sampled questions over one catalog of every function of `pool`."""
+    """The sampled questions over one catalog of every function of `pool`.
+
+    Rows of `done` (an earlier run's) are kept and their questions not asked again.
+    """
     counter = CountingModel(model)
     catalog = PooledCatalog(pool, counter, top_k=top_k)
     tools = catalog.tools
     _say(f"pooled catalog: {len(tools)} functions in {len(catalog.meta.categories)} categories")
-    rows: list[dict[str, Any]] = []
+    rows, finished = _kept(done, samples, sides)
     for category, drawn in samples.items():
         for entry in drawn.entries:
             gold = catalog.gold_categories(entry)
             for side in sides:
+                if (entry.id, side) in finished:
+                    continue
                 answered = await ask_pooled(counter, catalog, entry, side)
                 row = score(entry, category, side, answered)
                 if side == "hierarchy":
@@ -266,6 +296,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--out", type=Path, default=None, help="results file (default bfcl.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the rows in --out, ask the rest"
+    )
     args = parser.parse_args(argv)
     unknown = [c for c in args.categories.split(",") if c.strip() and c.strip() not in CATEGORIES]
     if unknown:
@@ -287,8 +320,9 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
             samples = _samples({c: CATEGORIES[c] for c in names}, args.limit, args.seed)
             sides = [s for s in DIRECT_SIDES if wanted is None or s in wanted]
             save = checkpoint(out, args.model, record, "direct", benchmark="bfcl")
+            done = stored_rows(out, args.model, "direct") if args.resume else []
             record["direct"] = await run_direct(
-                model, samples, sides, plain_model=plain, on_row=save
+                model, samples, sides, plain_model=plain, on_row=save, done=done
             )
             store(out, args.model, record, benchmark="bfcl")
             _say(show_direct(f"BFCL direct, {args.model}", record["direct"]))
@@ -297,8 +331,9 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
             samples = _samples({c: c for c in POOLED_QUESTIONS}, args.limit, args.seed)
             sides = [s for s in POOLED_SIDES if wanted is None or s in wanted]
             save = checkpoint(out, args.model, record, "pooled", benchmark="bfcl")
+            done = stored_rows(out, args.model, "pooled") if args.resume else []
             record["pooled"] = await run_pooled(
-                model, pool, samples, sides, top_k=args.top_k, on_row=save
+                model, pool, samples, sides, top_k=args.top_k, on_row=save, done=done
             )
             store(out, args.model, record, benchmark="bfcl")
             _say(show_pooled(f"BFCL pooled, {args.model}", record["pooled"]))

@@ -39,7 +39,16 @@ from .e2e_catalog import LargeCatalog, load_large_catalog, sample_queries
 from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy, schema_tokens
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
 from .models import build_model
-from .report import RESULTS, Checkpoint, checkpoint, machine, store, summarize, table
+from .report import (
+    RESULTS,
+    Checkpoint,
+    checkpoint,
+    machine,
+    store,
+    stored_rows,
+    summarize,
+    table,
+)
 
 __all__ = ["demo_router", "main", "run_catalog", "run_demo", "score_demo"]
 
@@ -361,14 +370,6 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _earlier_rows(out: Path, model: str, name: str) -> list[dict[str, Any]]:
-    """The rows of `model`'s `name` run stored in `out` (none when there is none)."""
-    if not out.exists():
-        return []
-    found = json.loads(out.read_text())["runs"].get(model, {}).get(name, {})
-    return list(found.get("runs", []))
-
-
 async def _run_sets(
     args: argparse.Namespace, model: ChatModel, wanted: list[str] | None, record: dict[str, Any]
 ) -> None:
@@ -396,7 +397,7 @@ async def _run_sets(
                 seed=args.seed,
                 order_seed=args.order_seed,
                 on_row=save,
-                done=_earlier_rows(out, args.model, "catalog") if args.resume else (),
+                done=stored_rows(out, args.model, "catalog") if args.resume else (),
             )
             record["catalog"] = found
             store(out, args.model, record)

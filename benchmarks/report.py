@@ -13,7 +13,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS", "Checkpoint", "checkpoint", "machine", "store", "summarize", "table"]
+__all__ = [
+    "RESULTS",
+    "Checkpoint",
+    "checkpoint",
+    "machine",
+    "store",
+    "stored_rows",
+    "summarize",
+    "table",
+]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -105,3 +114,15 @@ def checkpoint(
         store(out, model, record | part, benchmark=benchmark)
 
     return save
+
+
+def stored_rows(out: Path, model: str, name: str) -> list[dict[str, Any]]:
+    """The rows of `model`'s `name` run in the results file `out` (none when there is none).
+
+    A run of hours on this CPU outlives a sitting: `--resume` keeps these rows and
+    asks only the rest.
+    """
+    if not out.exists():
+        return []
+    found = json.loads(out.read_text())["runs"].get(model, {}).get(name, {})
+    return list(found.get("runs", []))

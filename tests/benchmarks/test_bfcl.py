@@ -347,6 +347,15 @@ async def test_the_direct_setting_asks_each_entry_on_both_sides_and_scores_them_
         {"role": "user", "content": found["simple_python_1"].request}
     ]
     assert [t.name for t in plain_request.tools] == ["math_factorial"]
+    # Resumed, the rows it has are kept and only the rest is asked.
+    asked = len(model.requests)
+    kept = [r for r in result["runs"] if r["side"] == "plain"]
+    again = await run_direct(model, {"simple": samples["simple"]}, ["plain", "category"], done=kept)
+    assert [(r["task"], r["side"]) for r in again["runs"]] == [
+        ("simple_python_1", "plain"),
+        ("simple_python_1", "category"),
+    ]
+    assert again["runs"][0] is kept[0] and len(model.requests) - asked == 2
 
 
 @needs_bfcl
