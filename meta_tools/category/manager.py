@@ -50,6 +50,7 @@ from .turns import (
     Outcome,
     Requested,
     classify_turn,
+    recites_request,
     task_message,
     tool_definition,
     tool_message,
@@ -317,6 +318,9 @@ class CategoryManager:
                     # No call worked, so the text has nothing to stand on (small models
                     # answer a failed calculation with a made-up number): say what failed.
                     return self._result(run, "failed", nothing_worked(state))
+                case Answered(text) if recites_request(text, state.request):
+                    # Its answer is the user's request copied back: the results are the answer.
+                    return self._result(run, "success", results_so_far(run.state))
                 case Answered(text):
                     return self._result(run, "success", text or results_so_far(run.state))
                 case Calls(calls, rejected):

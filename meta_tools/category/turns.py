@@ -240,6 +240,21 @@ def _neutralise(text: str) -> str:
     return "".join(out) + text[last:]
 
 
+REQUEST_HEADER = (
+    "What the user asked, as context only (do the objective below, not the whole request):"
+)
+
+
+def recites_request(text: str, request: str) -> bool:
+    """Whether an answer copies the fenced user request instead of answering.
+
+    Seen with the 1.5B: asked for its answer after a tool worked, it wrote the
+    `<user_request>` block back (under another tag name), header and all.
+    """
+    copied = len(request) >= 40 and request[:80] in text  # a short request may be quoted
+    return bool(request) and (REQUEST_HEADER[:24] in text or copied)
+
+
 def task_message(
     objective: str,
     exact_input: str,
@@ -267,8 +282,7 @@ def task_message(
         )
     if request.strip():
         parts.append(
-            "<user_request>\nWhat the user asked, as context only (do the objective below,"
-            f" not the whole request):\n{_neutralise(request.strip())}\n</user_request>"
+            f"<user_request>\n{REQUEST_HEADER}\n{_neutralise(request.strip())}\n</user_request>"
         )
     parts.append(f"Objective: {objective}\nExact input: {exact_input}")
     return "\n\n".join(parts)

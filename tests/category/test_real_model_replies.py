@@ -329,3 +329,32 @@ async def test_the_main_agent_answers_an_unreadable_call_so_the_model_can_retry(
     retry = main.requests[1].messages
     assert retry[-1].role == "user"
     assert retry[-1].content == unread_call_note("the JSON ends early")
+
+
+async def test_an_answer_that_copies_the_fenced_request_back_gives_the_results_instead() -> None:
+    """Seen with the 1.5B over the large catalog: after the tool worked, its answer was
+    `<tool_request>` and the header and text of the request it had been given."""
+    request = (
+        "I am planning a party on Christmas 2025. Which weekday is it, and what else falls then?"
+    )
+    recited = (
+        "<tool_request>\nWhat the user asked, as context only (do the objective below, not the"
+        f" whole request):\n{request}\n</tool_request>"
+    )
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="describe_date", arguments=CHRISTMAS)]),
+            AssistantTurn(text=recited),
+        ]
+    )
+    result = await dates(model).run("Weekday of the date", "2025-12-25", request=request)
+    assert result.status == "success"
+    assert result.summary == f"describe_date: {CHRISTMAS_RESULT}"
+    # The same words are an answer when no request was given.
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="describe_date", arguments=CHRISTMAS)]),
+            AssistantTurn(text=recited),
+        ]
+    )
+    assert (await dates(model).run("Weekday of the date", "2025-12-25")).summary == recited
