@@ -101,9 +101,24 @@ def looks_like_call(text: str) -> bool:
     return bool(CALL_MARK.search(text))
 
 
+def _spelling(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def offered_name(name: str, offered: Collection[str]) -> str | None:
+    """The offered tool `name` means: itself, or the one offered name it writes in
+    another case or with other separators (`GET_quote_by_year` for `GET_quote_by_Year`,
+    as the 1.5B wrote it); None when it means none, or several."""
+    if name in offered:
+        return name
+    key = _spelling(name)
+    found = [tool for tool in offered if _spelling(tool) == key]
+    return found[0] if len(found) == 1 else None
+
+
 def _judge(written: Written, offered: Collection[str]) -> tuple[ToolCall | None, str | None]:
     """`written` as a call to an offered tool; else None and, if it meant to be one, why not."""
-    name, arguments = written.name, written.arguments
+    name, arguments = offered_name(written.name, offered) or written.name, written.arguments
     if name in offered:
         if not isinstance(arguments, dict):
             return None, f"the arguments of {name!r} are not a JSON object"
@@ -285,16 +300,32 @@ def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
     return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
 
 
+def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+    """`turn` with each real call to an offered tool in another spelling named as offered."""
+    offered = {tool.name for tool in request.tools}
+    calls = [
+        call.model_copy(update={"name": offered_name(call.name, offered) or call.name})
+        for call in turn.tool_calls
+    ]
+    if all(new.name == old.name for new, old in zip(calls, turn.tool_calls, strict=True)):
+        return turn
+    return turn.model_copy(update={"tool_calls": calls})
+
+
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """`turn` with the calls its text holds moved to `tool_calls`.
 
     Only a turn without real calls is read, and only for calls to the tools
-    `request` offered that its other messages do not already hold (quotes). The
+    `request` offered that its other messages do not already hold (quotes). A call
+    (real or read) may name an offered tool in another case or with other
+    separators when it fits that one tool only: it gets the offered name. The
     result counts them in `recovered`; a text that looks like a call but gives
     none carries the reason in `unread_call`.
     """
     text = turn.text
-    if turn.tool_calls or not text or not request.tools or not _MAY_HOLD_CALL.search(text):
+    if turn.tool_calls:
+        return _respelled(turn, request)
+    if not text or not request.tools or not _MAY_HOLD_CALL.search(text):
         return turn
     parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
     reading = TextCalls(text)

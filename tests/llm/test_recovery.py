@@ -332,3 +332,24 @@ def test_an_answer_quoting_a_call_already_made_is_not_read_as_that_call_again() 
     assert (turn.tool_calls, turn.text) == ([], text)
     # Before that call was made, the same words are the call.
     assert [c.name for c in recover_turn(AssistantTurn(text=text), asked).tool_calls] == ["files"]
+
+
+def test_a_call_naming_an_offered_tool_in_another_spelling_gets_its_name() -> None:
+    """Seen with the 1.5B: `GET_quote_by_year` written for `GET_quote_by_Year`, then a decline."""
+    assert calls('{"name": "Describe-Date", "arguments": {"date": "2025-12-25"}}') == [
+        ("describe_date", DATE)
+    ]
+    text = '{"name": "CALC_ADD", "arguments": {"a": 1, "b": 2}}'
+    assert [c.name for c in recover_turn(AssistantTurn(text=text), ask("1+2?")).tool_calls] == [
+        "calc_add"
+    ]
+    real = AssistantTurn(tool_calls=[ToolCall(name="calcAdd", arguments={"a": 1, "b": 2})])
+    assert [c.name for c in recover_turn(real, ask("1+2?")).tool_calls] == ["calc_add"]
+
+
+def test_a_spelling_that_fits_two_offered_tools_or_none_is_not_guessed() -> None:
+    both = {"get_user", "GetUser", "calculate"}
+    recovery = recover_calls('{"name": "getuser", "arguments": {"id": 1}}', both)
+    assert recovery.calls == [] and recovery.problem is not None
+    real = AssistantTurn(tool_calls=[ToolCall(name="calc_mul", arguments={"a": 1})])
+    assert recover_turn(real, ask("1*2?")) is real
