@@ -12,6 +12,9 @@ Recall@1/3/5 (the share of queries with such a category in the top k). Catalogs:
 - Seal-Tools (146 categories) with its queries: scale.
 
 Latency is the wall time of one `rank` call (p50 / p99 over the queries).
+"Offered" is what a main agent gets with the default `routing` settings (at most
+`max_categories`, each scoring at least `min_score_ratio` of the best): the share
+of queries with a gold category among them, and how many there are on average.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.category.manager import CategoryManager
+from meta_tools.config import RoutingConfig
 from meta_tools.llm import ScriptedModel
-from meta_tools.router.ranking import CategoryRanking
+from meta_tools.router.ranking import CategoryRanking, best_few
 
 from .catalog import CatalogTool, load_catalog, load_queries
 from .e2e_catalog import load_large_catalog
@@ -51,6 +55,8 @@ def _measure(
     """asked: (query, gold categories, a tool to leave out or None)."""
     ranking, built = _ranking(tools)
     hits = dict.fromkeys(KS, 0)
+    routing = RoutingConfig()
+    offered_hits = offered_count = 0
     took: list[float] = []
     for query, gold, left_out in asked:
         started = time.perf_counter()
@@ -59,6 +65,13 @@ def _measure(
         names = [r.category.name for r in ranked]
         for k in KS:
             hits[k] += bool(gold & set(names[:k]))
+        offered = (
+            ranked
+            if len(ranked) <= routing.max_categories  # few enough: a main agent sees them all
+            else best_few(ranked, routing.max_categories, routing.min_score_ratio)
+        )
+        offered_hits += bool(gold & {r.category.name for r in offered})
+        offered_count += len(offered)
     n = len(asked)
     ms = sorted(t * 1000 for t in took)
     return {
@@ -66,6 +79,8 @@ def _measure(
         "categories": len(ranking.categories),
         "queries": n,
         **{f"recall@{k}": round(hits[k] / n, 3) for k in KS},
+        "offered_recall": round(offered_hits / n, 3),
+        "offered_mean": round(offered_count / n, 2),
         "build_s": round(built, 2),
         "p50_ms": round(statistics.median(ms), 2),
         "p99_ms": round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 2),

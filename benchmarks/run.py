@@ -170,11 +170,12 @@ def show_ranking(result: dict[str, Any]) -> str:
     rows = [
         [name, r["tools"], r["categories"], r["queries"]]
         + [f"{r[f'recall@{k}']:.3f}" for k in ranking.KS]
+        + [f"{r['offered_recall']:.3f} / {r['offered_mean']:.1f}"]
         + [f"{r['p50_ms']:.2f} / {r['p99_ms']:.2f}", f"{r['build_s']:.2f}"]
         for name, r in result.items()
     ]
     headers = ["catalog, queries", "tools", "categories", "queries", "R@1", "R@3", "R@5",
-               "rank ms p50 / p99", "index build s"]  # fmt: skip
+               "offered: recall / mean", "rank ms p50 / p99", "index build s"]  # fmt: skip
     return table(headers, rows)
 
 

@@ -139,11 +139,13 @@ class RoutingConfig(_Strict):
 
     `max_categories`: with more categories than this, a main agent is offered
     only the best-ranked ones for each message (plus `any_category`, which
-    reaches the rest). `retry_categories`: when a category declines, the call is run in at
-    most this many next-ranked categories (0: never).
+    reaches the rest); of those, only the ones scoring at least `min_score_ratio`
+    of the best one's score. `retry_categories`: when a category declines, the call
+    is run in at most this many next-ranked categories (0: never).
     """
 
     max_categories: int = Field(8, ge=1, le=256)
+    min_score_ratio: float = Field(0.5, ge=0, le=1)
     retry_categories: int = Field(1, ge=0, le=8)
 
 

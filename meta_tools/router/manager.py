@@ -30,7 +30,7 @@ from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ConfigAssembly, category_table
-from .ranking import CategoryRanking, RankedCategory
+from .ranking import CategoryRanking, RankedCategory, best_few
 
 __all__ = [
     "ANY_CATEGORY",
@@ -327,16 +327,18 @@ class MetaManager(AsyncCloseable):
         """The categories a main agent is offered for `request`, or None for all of them.
 
         With more categories than `routing.max_categories`, the best-ranked ones for
-        `request` in rank order, plus those named in `include` (slugs: the categories
-        the conversation already used), so the offered list stays short and the best
+        `request` in rank order (those scoring at least `routing.min_score_ratio` of
+        the best), plus those named in `include` (slugs: the categories the
+        conversation already used), so the offered list stays short and the best
         fits come first. The rest stay reachable through `any_category`.
         """
         limit = self.routing.max_categories
         if request is None or len(self._managers) <= limit:
             return None
         ranked = self.rank(request)
-        wanted = set(include)
-        return [r for i, r in enumerate(ranked) if i < limit or r.category.slug in wanted]
+        few = best_few(ranked, limit, self.routing.min_score_ratio)
+        chosen = {r.category.slug for r in few} | set(include)
+        return [r for r in ranked if r.category.slug in chosen]
 
     def tool_definitions(
         self, request: str | None = None, *, include: Iterable[str] = ()

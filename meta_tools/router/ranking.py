@@ -26,7 +26,7 @@ from ..category.shortlist import Bm25Index, tool_document
 if TYPE_CHECKING:
     from ..category.manager import CategoryManager
 
-__all__ = ["CategoryRanking", "RankedCategory"]
+__all__ = ["CategoryRanking", "RankedCategory", "best_few"]
 
 MAX_TEXT_CHARS = 4000
 """Only this much of a text is analysed (a request, or an objective and its input)."""
@@ -126,3 +126,15 @@ class CategoryRanking:
         # A stable sort: equal scores keep the configured order.
         ranked.sort(key=lambda r: -r.score)
         return ranked
+
+
+def best_few(ranked: Sequence[RankedCategory], limit: int, ratio: float) -> list[RankedCategory]:
+    """The first `limit` of `ranked` (best first) that score at least `ratio` of the best.
+
+    When one category clearly fits, a small main agent is offered it and its close
+    rivals only: seen with the 1.5B, offered the eight best, it sent roulette to
+    Discovery though Entertainment scored four times higher. With no match at all
+    (every score 0), the first `limit`.
+    """
+    floor = ratio * ranked[0].score if ranked else 0.0
+    return [r for r in ranked[:limit] if r.score >= floor]

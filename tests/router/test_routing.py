@@ -84,10 +84,18 @@ def category_named(request: ChatRequest) -> str:
 
 
 def world(
-    model: ScriptedModel, *, max_categories: int = 2, retry_categories: int = 1
+    model: ScriptedModel,
+    *,
+    max_categories: int = 2,
+    retry_categories: int = 1,
+    min_score_ratio: float = 0.0,
 ) -> MetaManager:
     managers = [CategoryManager(n, d, tools, model) for n, d, tools in CATEGORIES]
-    routing = RoutingConfig(max_categories=max_categories, retry_categories=retry_categories)
+    routing = RoutingConfig(
+        max_categories=max_categories,
+        retry_categories=retry_categories,
+        min_score_ratio=min_score_ratio,
+    )
     return MetaManager(managers, routing=routing)
 
 
@@ -171,6 +179,22 @@ def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order()
     assert names(meta.openai_tools()) == ["maths", "parcels", "football", "films", "weather"]
     few = world(ScriptedModel([]), max_categories=5)
     assert ANY_CATEGORY not in names(few.openai_tools("Track parcel CA107"))
+
+
+def test_only_categories_near_the_best_one_s_score_are_offered() -> None:
+    """Seen with the 1.5B: roulette sent to the 2nd of 8 offered though the 1st scored 4x."""
+    meta = world(ScriptedModel([]), max_categories=4, min_score_ratio=0.5)
+    parcel = "Track parcel CA107 and tell me where the parcel is"
+    ranked = meta.rank(parcel)
+    assert ranked[1].score < 0.5 * ranked[0].score
+    assert names(meta.openai_tools(parcel)) == ["parcels", ANY_CATEGORY]
+    # A category the conversation used is still offered, in its rank order.
+    used = names(meta.openai_tools(parcel, include=["maths", "films"]))
+    assert used[0] == "parcels" and set(used[1:-1]) == {"maths", "films"}
+    assert used[1:-1] == [r.category.slug for r in ranked if r.category.slug in {"maths", "films"}]
+    # Nothing matches: every score is 0, and the first `max_categories` are offered.
+    assert len(meta.openai_tools("xyzzy plugh")) == 4 + 1
+    assert RoutingConfig().min_score_ratio == 0.5
 
 
 async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
