@@ -46,6 +46,7 @@ from .report import (
     RESULTS,
     Checkpoint,
     checkpoint,
+    kept_rows,
     machine,
     store,
     stored_rows,
@@ -135,13 +136,8 @@ def _off_schema(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
     return {c: sum(1 for category, _ in entries if category == c) for c, _ in sorted(entries)}
 
 
-def _kept(
-    done: Sequence[dict[str, Any]], samples: Mapping[str, Sample], sides: Sequence[str]
-) -> tuple[list[dict[str, Any]], set[tuple[str, str]]]:
-    """The rows of `done` for entries and sides of this run, and their (entry, side) keys."""
-    drawn = {e.id for s in samples.values() for e in s.entries}
-    rows = [r for r in done if r["task"] in drawn and r["side"] in sides]
-    return rows, {(r["task"], r["side"]) for r in rows}
+def _ids(samples: Mapping[str, Sample]) -> list[str]:
+    return [e.id for s in samples.values() for e in s.entries]
 
 
 async def run_direct(
@@ -160,7 +156,7 @@ async def run_direct(
     counter = CountingModel(model)
     plain = CountingModel(plain_model or model)
     ledger = Ledger()
-    rows, finished = _kept(done, samples, sides)
+    rows, finished = kept_rows(done, _ids(samples), sides)
     for category, drawn in samples.items():
         for entry in drawn.entries:
             tools = tools_for(entry.functions, ledger)
@@ -202,7 +198,7 @@ async def run_pooled(
     catalog = PooledCatalog(pool, counter, top_k=top_k)
     tools = catalog.tools
     _say(f"pooled catalog: {len(tools)} functions in {len(catalog.meta.categories)} categories")
-    rows, finished = _kept(done, samples, sides)
+    rows, finished = kept_rows(done, _ids(samples), sides)
     for category, drawn in samples.items():
         for entry in drawn.entries:
             gold = catalog.gold_categories(entry)

@@ -43,6 +43,7 @@ from .report import (
     RESULTS,
     Checkpoint,
     checkpoint,
+    kept_rows,
     machine,
     store,
     stored_rows,
@@ -186,9 +187,7 @@ async def run_catalog(
     are kept and not asked again, so that a run of hours can go on where it stopped."""
     catalog = load_large_catalog(data)
     queries = catalog_queries(catalog, limit, per_subset, seed)
-    asked = {q["qid"] for q in queries}
-    rows: list[dict[str, Any]] = [r for r in done if r["task"] in asked and r["side"] in sides]
-    finished = {(r["task"], r["side"]) for r in rows}
+    rows, finished = kept_rows(done, (q["qid"] for q in queries), sides)
     counter = CountingModel(model)
     meta = catalog.router(counter, order_seed=order_seed)
     every = MetaManager(meta.categories, routing=ALL_CATEGORIES)

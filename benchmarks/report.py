@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "RESULTS",
     "Checkpoint",
     "checkpoint",
+    "kept_rows",
     "machine",
     "store",
     "stored_rows",
@@ -126,3 +127,13 @@ def stored_rows(out: Path, model: str, name: str) -> list[dict[str, Any]]:
         return []
     found = json.loads(out.read_text())["runs"].get(model, {}).get(name, {})
     return list(found.get("runs", []))
+
+
+def kept_rows(
+    done: Sequence[dict[str, Any]], tasks: Iterable[str], sides: Sequence[str]
+) -> tuple[list[dict[str, Any]], set[tuple[str, str]]]:
+    """The rows of `done` for these tasks and sides, and their (task, side) keys: a
+    resumed run keeps them and asks only the rest."""
+    asked = set(tasks)
+    rows = [r for r in done if r["task"] in asked and r["side"] in sides]
+    return rows, {(r["task"], r["side"]) for r in rows}
