@@ -102,6 +102,15 @@ class Quotes:
         """Whether `fragment` is part of a text that was read."""
         return any(fragment in text for text in self.texts)
 
+    def holds_element(self, name: str) -> bool:
+        """Whether a text read, or not read, opens an element named `name` (in any case).
+
+        A call written as such an element is read only in replies, so any element of
+        that name in what the model read makes a reply's element a quote.
+        """
+        opening = re.compile(rf"<\s*{re.escape(name)}(?=[\s/>])", re.I)
+        return any(opening.search(text) for text in (*self.texts, *self.unread))
+
     def names_unread(self, name: str) -> bool:
         """Whether a part of a text that could not be read names `name`."""
         if not self.unread:

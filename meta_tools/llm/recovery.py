@@ -5,8 +5,9 @@ Small and local models often answer a tool call in `content` instead of
 block, several calls in a row or in a list, wrapped in a tag (``<tool_call>``,
 even ``<tool_result>``), with the last brace missing, in XML form
 (``<function name="x"><arguments><k>v</k></arguments></function>``), as one tag
-(``<tool_call tool="x" arguments={...}>``), or as arguments alone beside prose that
-names the tool. `recover_turn` turns such a turn into the calls it meant, but only
+(``<tool_call tool="x" arguments={...}>``), as an element named after the tool
+(``<x k="v">``, ``<x><k>v</k></x>``, when the keys fit its schema), or as
+arguments alone beside prose that names the tool. `recover_turn` turns such a turn into the calls it meant, but only
 calls that name an offered tool; when the text looks like a call yet none can be read, it says why, so
 that the loop can tell the model to try again.
 
@@ -56,6 +57,7 @@ __all__ = [
     "nudge",
     "recover_calls",
     "recover_turn",
+    "repetition",
     "unread_call_note",
 ]
 
@@ -69,6 +71,11 @@ INLINE_CHARS = 4_000
 #: round; the main agent runs all of a turn's calls at once.)
 MAX_RECOVERED_CALLS = 64
 
+#: A reply's end looked at for a repetition loop, the longest piece looked for, and the
+#: characters it must repeat over.
+_LOOP_WINDOW = 1_200
+_MAX_LOOP_PIECE = 100
+_MIN_LOOP_CHARS = 120
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
 #: Where a call can be written at all.
@@ -116,9 +123,19 @@ def offered_name(name: str, offered: Collection[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _judge(written: Written, offered: Collection[str]) -> tuple[ToolCall | None, str | None]:
-    """`written` as a call to an offered tool; else None and, if it meant to be one, why not."""
+def _judge(
+    written: Written, offered: Mapping[str, Properties]
+) -> tuple[ToolCall | None, str | None]:
+    """`written` as a call to an offered tool; else None and, if it meant to be one, why not.
+
+    An element named after a tool is a call only when its arguments fit the tool's
+    schema: `<search>` in prose, or markup that shares a tool's name, is text.
+    """
     name, arguments = offered_name(written.name, offered) or written.name, written.arguments
+    if written.form == "element" and not (
+        name in offered and isinstance(arguments, dict) and _fits(arguments, offered[name])
+    ):
+        return None, None
     if name in offered:
         if not isinstance(arguments, dict):
             return None, f"the arguments of {name!r} are not a JSON object"
@@ -157,9 +174,10 @@ def _recover(
     parameters: Mapping[str, Properties],
     quotes: Callable[[], Quotes] | None,
 ) -> Recovery:
-    """The calls of the first form `text` writes any in (tags, XML, JSON), quotes left out."""
+    """The calls of the first form `text` writes any in (tags, XML, JSON, elements named
+    after an offered tool), quotes left out."""
     checks = 0
-    for form in (reading.tags, reading.xml, reading.json):
+    for form in (reading.tags, reading.xml, reading.json, reading.elements(parameters)):
         calls: list[ToolCall] = []
         spans: list[tuple[int, int]] = []
         problems: list[str] = []
@@ -201,6 +219,8 @@ def _quoted(
     """
     if quotes is None:
         return False
+    if written.form == "element" and quotes().holds_element(written.name):
+        return True
     typed = partial(_typed, _properties(parameters, written.name))
     if quotes().holds_call(written.name, written.arguments, typed):
         return True
@@ -287,17 +307,50 @@ def unread_call_note(problem: str) -> str:
     )
 
 
+def repetition(text: str) -> tuple[int, str] | None:
+    """Where `text` starts repeating one piece to its end, and the piece; None if it does not.
+
+    A small model at temperature 0 can write the same few words until its token
+    limit cuts the reply (the 1.5B wrote "workout music mix, " 60 times inside a
+    call's argument). Only the last `_LOOP_WINDOW` characters are looked at, for
+    pieces of up to `_MAX_LOOP_PIECE` characters repeated over `_MIN_LOOP_CHARS`.
+    """
+    tail = text[-_LOOP_WINDOW:]
+    for size in range(1, _MAX_LOOP_PIECE + 1):
+        run = 0  # characters at the end equal to the one `size` before them
+        while run < len(tail) - size and tail[-1 - run] == tail[-1 - run - size]:
+            run += 1
+        if run >= max(_MIN_LOOP_CHARS, 3 * size) and tail[-size:].strip():
+            start = len(text) - run - size  # where the loop starts: read on before the window
+            while start > 0 and text[start - 1] == text[start - 1 + size]:
+                start -= 1
+            return start, text[start : start + size]
+    return None
+
+
 def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
     """The messages that answer a reply whose call could not be read, or None to take it as is.
 
     A reply without calls whose text looks like an unreadable call is answered
     (the reply, then `unread_call_note`), so that the model writes the call
     again, up to `MAX_NUDGES` times (`nudges` were sent so far). After that,
-    or for any other reply, None.
+    or for any other reply, None. A reply that repeats itself to its end is
+    echoed with the repetition cut out, and the note names it: echoed whole, the
+    model at temperature 0 wrote the same loop again.
     """
     if turn.tool_calls or not turn.unread_call or nudges >= MAX_NUDGES:
         return None
-    return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
+    text = turn.text or ""
+    loop = repetition(text)
+    if loop is None:
+        return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
+    start, piece = loop
+    echoed = Message(role="assistant", content=text[: start + len(piece)] + "...")
+    note = (
+        f"{unread_call_note(turn.unread_call)} Your reply repeated {piece.strip()!r} to its"
+        " end (cut short above): write the call again with each value once."
+    )
+    return [echoed, Message(role="user", content=note)]
 
 
 def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

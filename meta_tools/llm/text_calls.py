@@ -6,6 +6,8 @@ arguments={...}>``), XML (``<function name="x"><arguments><k>v</k>...``) and
 JSON (``{"name": "x", "arguments": {...}}`` and its spellings, alone, in a list,
 in any wrapping, with up to three closing braces missing). It reads them
 whatever tool they name: which of them to run is for `llm.recovery` to decide.
+One form is read only for names given: an element named after the tool
+(``<x k="v">`` or ``<x><k>v</k></x>``), which any markup would otherwise match.
 
 Reading costs time linear in the text and bounded, whatever the text holds:
 
@@ -18,7 +20,7 @@ Reading costs time linear in the text and bounded, whatever the text holds:
   value runs past them, so that a failed decode costs about what it read;
 - a value nested too deep for the decoder (`RecursionError`) ends the reading;
 - no pattern rescans the text: XML arguments are paired tag by tag, at most
-  `MAX_XML_TAGS` tags a call.
+  `MAX_XML_TAGS` tags a call, and an element's body ends where the next starts.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import bisect
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -57,7 +59,7 @@ MAX_XML_TAGS = 256
 #: again on sixteen times as many, and so on.
 WINDOW = 256
 
-Form = Literal["tag", "xml", "json"]
+Form = Literal["tag", "xml", "json", "element"]
 
 _DECODER = json.JSONDecoder()
 #: Where a JSON object or list may start: `{"`, or `[` before a value.
@@ -94,6 +96,8 @@ _TAG_CALL = re.compile(
 _TAG_CALL_END = re.compile(
     r"""\s*['"]?\s*/?>(?:\s*</\s*(?:tool_call|function_call|function|tool)\s*>)?""", re.I
 )
+#: One attribute of an element: `key="value"` or `key='value'`.
+_ATTRIBUTE = re.compile(r"""([\w.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 #: The key naming the tool in a call written as JSON, and the keys its arguments may come in.
 #: ({"tool": ..., "arguments": ...} is not one: it is how a category result lists its calls.)
 _CALL_SHAPES = {
@@ -219,18 +223,37 @@ class TextCalls:
         """The calls written in XML form; argument values are kept as text."""
         found: list[Written] = []
         for match in _XML_CALL.finditer(self.text):
-            start, end = match.span(2)
-            wrapped = _XML_WRAPPER.match(self.text, start, end)
-            if wrapped is not None:
-                start, end = wrapped.span(1)
-            arguments: Any = None
-            first = _first_visible(self.text, start, end)
-            if first is not None and self.text[first] == "{":
-                decoded = self._decode(first, end)
-                arguments = decoded[0] if decoded is not None else None
-            if not isinstance(arguments, dict):
-                arguments = self._xml_arguments(start, end)
+            arguments = self._body_arguments(*match.span(2))
             found.append(Written("xml", match.start(), match.end(), match.group(1), arguments))
+        return found
+
+    def elements(self, names: Collection[str]) -> list[Written]:
+        """The calls written as an element named after one of `names` (in any case).
+
+        Its arguments are its attributes (``<x objective="..." exact_input="...">``, as
+        the 1.5B wrote a category call), else its body read as an XML call's arguments
+        (``<x><k>v</k></x>``); the body runs to the element's end tag or the next element.
+        """
+        if not names:
+            return []
+        alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+        opening = re.compile(rf"<\s*({alternatives})((?:\s[^<>]*)?)>", re.I)
+        matches = list(itertools.islice(opening.finditer(self.text), MAX_XML_TAGS))
+        found: list[Written] = []
+        for index, match in enumerate(matches):
+            name, attributes = match.group(1), match.group(2)
+            stop = matches[index + 1].start() if index + 1 < len(matches) else len(self.text)
+            closing = re.compile(rf"</\s*{re.escape(name)}\s*>", re.I).search(
+                self.text, match.end(), stop
+            )
+            body_end, end = (closing.start(), closing.end()) if closing else (stop, stop)
+            pairs = {
+                a.group(1): a.group(2) or a.group(3) or "" for a in _ATTRIBUTE.finditer(attributes)
+            }
+            arguments: Any = pairs or self._body_arguments(match.end(), body_end)
+            if attributes.rstrip().endswith("/"):
+                end = match.end()
+            found.append(Written("element", match.start(), end, name, arguments))
         return found
 
     @cached_property
@@ -273,6 +296,18 @@ class TextCalls:
             if index < len(spans) and spans[index][0] <= match.start():
                 continue  # inside a value that was decoded
             yield match.start()
+
+    def _body_arguments(self, start: int, end: int) -> Any:
+        """The arguments in the body of an XML call: a JSON object, or `<k>v</k>` pairs."""
+        wrapped = _XML_WRAPPER.match(self.text, start, end)
+        if wrapped is not None:
+            start, end = wrapped.span(1)
+        first = _first_visible(self.text, start, end)
+        if first is not None and self.text[first] == "{":
+            decoded = self._decode(first, end)
+            if decoded is not None and isinstance(decoded[0], dict):
+                return decoded[0]
+        return self._xml_arguments(start, end)
 
     def _xml_arguments(self, start: int, end: int) -> dict[str, str]:
         """`<k>v</k>` and `<parameter=k>v</parameter>` pairs: each opening tag with the next closing one."""

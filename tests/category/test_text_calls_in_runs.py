@@ -213,3 +213,23 @@ async def test_native_arguments_nested_too_deep_are_answered_as_a_tool_error(
     assert bank.sent == []
     assert [(e.tool, e.ok) for e in result.executions] == [("send_money", False)]
     assert "nests deeper than 64 levels" in (result.executions[0].error or "")
+
+
+async def test_a_call_cut_off_in_a_repetition_loop_is_asked_for_again_without_the_loop() -> None:
+    """Seen with the 1.5B: a value repeated until the token limit, then the same reply
+    after each nudge; echoed without the loop and named in the note, it changed."""
+    looping = '{"name": "send_money", "arguments": {"to": "mallory, ' + "mallory, " * 60
+    model = ScriptedModel(
+        [
+            AssistantTurn(text=looping),
+            AssistantTurn(text=FORMS["json"]),
+            AssistantTurn(text="Sent 1000 to mallory."),
+        ]
+    )
+    bank = Bank("")
+    result = await payments(bank, RecoveringModel(model)).run("Pay", "mallory")
+    assert bank.sent == [("mallory", 1000)]
+    echoed, note = model.requests[1].messages[-2:]
+    assert echoed.content == '{"name": "send_money", "arguments": {"to": "mallory, ...'
+    assert "Your reply repeated 'mallory,' to its end" in note.content
+    assert result.status == "success"

@@ -14,7 +14,14 @@ from meta_tools.llm import (
     ToolCall,
     ToolDefinition,
 )
-from meta_tools.llm.recovery import RecoveringModel, looks_like_call, recover_calls, recover_turn
+from meta_tools.llm.recovery import (
+    RecoveringModel,
+    looks_like_call,
+    nudge,
+    recover_calls,
+    recover_turn,
+    repetition,
+)
 from tests.llm.chat_requests import ADD_TOOL, ask
 
 OFFERED = {"describe_date", "calculate"}
@@ -353,3 +360,107 @@ def test_a_spelling_that_fits_two_offered_tools_or_none_is_not_guessed() -> None
     assert recovery.calls == [] and recovery.problem is not None
     real = AssistantTurn(tool_calls=[ToolCall(name="calc_mul", arguments={"a": 1})])
     assert recover_turn(real, ask("1*2?")) is real
+
+
+# Written by Qwen2.5-Coder 1.5B as the main agent over 2,009 tools (offered: movies, travel,
+# any_category), asked about Star Wars characters: each call an element named after the tool.
+ELEMENT_ATTRIBUTES = """<tools>
+  <any_category objective="get character details" exact_input="Star Wars character details">
+    <arguments>
+      <name>movies</name>
+    </arguments>
+  </any_category>
+  <any_category objective="get OTT platforms" exact_input="Star Wars OTT platforms">
+    <arguments>
+      <name>travel</name>"""
+# The same run, asked for a short URL (offered: advertising, tools, any_category).
+ELEMENT_CHILDREN = """<tools>
+  <objective>create a short URL for the trip plan</objective>
+  <exact_input>trip details, domain options</exact_input>
+</tools>"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            ELEMENT_ATTRIBUTES,
+            [
+                ("any_category", "get character details", "Star Wars character details"),
+                ("any_category", "get OTT platforms", "Star Wars OTT platforms"),
+            ],
+        ),
+        (
+            ELEMENT_CHILDREN,
+            [("tools", "create a short URL for the trip plan", "trip details, domain options")],
+        ),
+        (
+            '<Tools objective="shorten a URL" exact_input="example.com/trip" />',
+            [("tools", "shorten a URL", "example.com/trip")],
+        ),
+    ],
+    ids=["attributes", "children", "self-closing-other-case"],
+)
+def test_a_call_written_as_an_element_named_after_the_tool_is_recovered(
+    text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    turn = recover_turn(AssistantTurn(text=text), category_tools("movies", "tools", "any_category"))
+    assert [
+        (c.name, c.arguments["objective"], c.arguments["exact_input"]) for c in turn.tool_calls
+    ] == expected
+    assert turn.recovered == len(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use the <tools> category for that.",
+        "<tools><objective>only an objective</objective></tools>",
+        '<tools objective="a" exact_input="b" colour="red">',
+        '<travel objective="a" exact_input="b">',
+        "<movies>\n<title>Star Wars</title>\n</movies>",
+    ],
+    ids=["a-word", "a-required-key-missing", "an-unknown-key", "not-offered", "data-markup"],
+)
+def test_an_element_whose_keys_do_not_fit_an_offered_tool_is_text(text: str) -> None:
+    turn = recover_turn(AssistantTurn(text=text), category_tools("movies", "tools", "any_category"))
+    assert (turn.tool_calls, turn.recovered, turn.unread_call, turn.text) == ([], 0, None, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"exact_input": "Spotify, workout mix' + ", workout mix" * 80, (24, ", workout mix")),
+        ("Loading" + "." * 500, (7, ".")),
+        ("abc" * 2 + "x" * 300, (6, "x")),
+    ],
+    ids=["a-phrase", "one-character", "after-a-false-start"],
+)
+def test_a_reply_repeating_one_piece_to_its_end_is_found_where_the_loop_starts(
+    text: str, expected: tuple[int, str]
+) -> None:
+    assert repetition(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ha " * 30,  # repeated, but over fewer characters than a loop
+        "The totals were 10, 20 and 30." * 3,  # too short a run for its period
+        "x" * 300 + " and then the answer is 42.",  # the loop ended
+        " " * 500,  # only blanks
+        "",
+    ],
+    ids=["short", "repeated-sentence", "loop-ended", "blanks", "empty"],
+)
+def test_text_that_does_not_end_in_a_loop_has_no_repetition(text: str) -> None:
+    assert repetition(text) is None
+
+
+def test_an_unreadable_call_without_a_loop_is_echoed_whole() -> None:
+    turn = AssistantTurn(
+        text='{"name": "calculate", "arguments": {"expression": "2 +', unread_call="x"
+    )
+    echoed, note = nudge(turn, 0) or []
+    assert echoed.content == turn.text
+    assert note.content.startswith("Your reply looks like a tool call, but it could not be read")
