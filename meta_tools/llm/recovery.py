@@ -177,11 +177,17 @@ def _recover(
     """The calls of the first form `text` writes any in (tags, XML, JSON, elements named
     after an offered tool), quotes left out."""
     checks = 0
-    for form in (reading.tags, reading.xml, reading.json, reading.elements(parameters)):
+    forms: tuple[Callable[[], list[Written]], ...] = (
+        lambda: reading.tags,
+        lambda: reading.xml,
+        lambda: reading.json,
+        partial(reading.elements, parameters),
+    )
+    for form in forms:
         calls: list[ToolCall] = []
         spans: list[tuple[int, int]] = []
         problems: list[str] = []
-        for item in form:
+        for item in form():
             if len(calls) == MAX_RECOVERED_CALLS:
                 break
             call, problem = _judge(item, parameters)

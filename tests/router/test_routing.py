@@ -486,8 +486,18 @@ ASK_AS_TEXT = (
 )
 
 
+# The 1.5B over 2,009 tools wrote category calls as elements named after the tool.
+ANY_AS_ELEMENT = '<any_category objective="Track the parcel" exact_input="CA107">\n</any_category>'
+
+
 @pytest.mark.parametrize(
-    ("written", "objective"), [(TRACK_AS_TEXT, "Where is CA107?"), (ASK_AS_TEXT, "Track it")]
+    ("written", "objective"),
+    [
+        (TRACK_AS_TEXT, "Where is CA107?"),
+        (ASK_AS_TEXT, "Track it"),
+        (ANY_AS_ELEMENT, "Track the parcel"),
+    ],
+    ids=["a-tool-of-a-category", "a-category-that-does-not-exist", "an-element"],
 )
 async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
     written: str, objective: str
