@@ -158,3 +158,26 @@ async def test_the_category_reads_the_user_s_own_words_beside_the_objective() ->
         "dates", {"objective": question, "exact_input": ""}, request=question
     )
     assert again.requests[0].messages[1].content == f"Objective: {question}\nExact input: "
+
+
+async def test_calls_past_the_limit_of_one_reply_are_answered_as_not_run() -> None:
+    """Seen with the 1.5B over 2,009 tools: 13 calls to one category in one reply."""
+
+    def weekdays(request: ChatRequest) -> AssistantTurn:
+        if any(m.role == "tool" for m in request.messages):
+            return AssistantTurn(text="Found it.")
+        date = read_task(request.messages[1].content)[1]
+        return AssistantTurn(tool_calls=[ToolCall(name="describe_date", arguments={"date": date})])
+
+    category = ScriptedModel.from_function(weekdays)
+    days = [f"2025-12-{day:02d}" for day in range(20, 26)]
+    many = AssistantTurn(tool_calls=[c for d in days for c in ask_dates(d).tool_calls])
+    main = ScriptedModel([many, AssistantTurn(text="Six weekdays.")])
+    agent = MainAgent(main, dates(category), max_calls_per_round=4)
+    assert await agent.ask("Weekdays of 2025-12-20 to 2025-12-25?") == "Six weekdays."
+    asked = {read_task(r.messages[1].content)[1] for r in category.requests}
+    assert asked == set(days[:4])
+    told = [m for m in main.requests[1].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in told] == [c.id for c in many.tool_calls]
+    assert all("not run: at most 4 category calls" in m.content for m in told[4:])
+    assert not any("not run" in m.content for m in told[:4])
