@@ -41,6 +41,8 @@ MAX_LEVELS = 3
 
 #: Where a call can be written at all.
 _MAY_HOLD_CALL = re.compile(r"[{<\[]")
+#: The name of an element a text opens: `<name`, then a blank, `/` or `>`.
+_ELEMENT_OPENING = re.compile(r"<\s*([^\s/<>]+)(?=[\s/>])")
 _ESCAPE = re.compile(r'\\(["\\/bfnrt])')
 _UNESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -57,13 +59,14 @@ class Quotes:
         unread: the parts of texts that could not be read.
     """
 
-    __slots__ = ("calls", "objects", "texts", "unread")
+    __slots__ = ("_elements", "calls", "objects", "texts", "unread")
 
     def __init__(self) -> None:
         self.calls: dict[str, list[Any]] = {}
         self.objects: dict[frozenset[str], list[dict[str, Any]]] = {}
         self.texts: list[str] = []
         self.unread: list[str] = []
+        self._elements: set[str] | None = None
 
     @classmethod
     def of(cls, messages: Iterable[Message]) -> Quotes:
@@ -108,8 +111,13 @@ class Quotes:
         A call written as such an element is read only in replies, so any element of
         that name in what the model read makes a reply's element a quote.
         """
-        opening = re.compile(rf"<\s*{re.escape(name)}(?=[\s/>])", re.I)
-        return any(opening.search(text) for text in (*self.texts, *self.unread))
+        if self._elements is None:  # every text is scanned once, on the first question
+            self._elements = {
+                match.group(1).lower()
+                for text in (*self.texts, *self.unread)
+                for match in _ELEMENT_OPENING.finditer(text)
+            }
+        return name.lower() in self._elements
 
     def names_unread(self, name: str) -> bool:
         """Whether a part of a text that could not be read names `name`."""

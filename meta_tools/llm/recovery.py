@@ -346,16 +346,16 @@ def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
     """
     if turn.tool_calls or not turn.unread_call or nudges >= MAX_NUDGES:
         return None
+    echoed, note = turn.as_message(), unread_call_note(turn.unread_call)
     text = turn.text or ""
     loop = repetition(text)
-    if loop is None:
-        return [turn.as_message(), Message(role="user", content=unread_call_note(turn.unread_call))]
-    start, piece = loop
-    echoed = Message(role="assistant", content=text[: start + len(piece)] + "...")
-    note = (
-        f"{unread_call_note(turn.unread_call)} Your reply repeated {piece.strip()!r} to its"
-        " end (cut short above): write the call again with each value once."
-    )
+    if loop is not None:
+        start, piece = loop
+        echoed = Message(role="assistant", content=text[: start + len(piece)] + "...")
+        note += (
+            f" Your reply repeated {piece.strip()!r} to its end (cut short above):"
+            " write the call again with each value once."
+        )
     return [echoed, Message(role="user", content=note)]
 
 

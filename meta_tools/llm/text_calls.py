@@ -239,13 +239,14 @@ class TextCalls:
         alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
         opening = re.compile(rf"<\s*({alternatives})((?:\s[^<>]*)?)>", re.I)
         matches = list(itertools.islice(opening.finditer(self.text), MAX_XML_TAGS))
+        closings: dict[str, re.Pattern[str]] = {}  # by name as written: one pattern each
         found: list[Written] = []
         for index, match in enumerate(matches):
             name, attributes = match.group(1), match.group(2)
             stop = matches[index + 1].start() if index + 1 < len(matches) else len(self.text)
-            closing = re.compile(rf"</\s*{re.escape(name)}\s*>", re.I).search(
-                self.text, match.end(), stop
-            )
+            if name not in closings:
+                closings[name] = re.compile(rf"</\s*{re.escape(name)}\s*>", re.I)
+            closing = closings[name].search(self.text, match.end(), stop)
             body_end, end = (closing.start(), closing.end()) if closing else (stop, stop)
             pairs = {
                 a.group(1): a.group(2) or a.group(3) or "" for a in _ATTRIBUTE.finditer(attributes)
