@@ -150,7 +150,7 @@ async def test_the_category_reads_the_user_s_own_words_beside_the_objective() ->
     question = "Which weekday is Christmas 2025, in the Gregorian calendar?"
     assert await MainAgent(main, dates(category)).ask(question) == "A Thursday."
     task = category.requests[0].messages[1].content
-    assert task.startswith("<user_request>\n") and f"\n{question}\n</user_request>" in task
+    assert task.startswith(f"{question}\n\n(Your part: ")
     assert read_task(task) == ("Weekday of the date", "2025-12-25")
     # Words the objective already holds are not repeated.
     again = thursday_category()

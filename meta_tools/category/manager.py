@@ -214,7 +214,7 @@ class CategoryManager:
 
         With `resume` (from a `RunSuspended` of this category), go on where that run stopped.
         `request` is the user's message the task came from, when known: the shortlist
-        ranks for it too and the model reads it as context (see `task_message`).
+        ranks for it too and the model reads it, told which part is its own (see `task_message`).
 
         Raises:
             RunSuspended: the model answers with a later request (see `suspend`).

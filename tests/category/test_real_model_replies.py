@@ -331,9 +331,9 @@ async def test_the_main_agent_answers_an_unreadable_call_so_the_model_can_retry(
     assert retry[-1].content == unread_call_note("the JSON ends early")
 
 
-async def test_an_answer_that_copies_the_fenced_request_back_gives_the_results_instead() -> None:
+async def test_an_answer_that_copies_the_request_back_gives_the_results_instead() -> None:
     """Seen with the 1.5B over the large catalog: after the tool worked, its answer was
-    `<tool_request>` and the header and text of the request it had been given."""
+    the request it had been given, in a tag of its own."""
     request = (
         "I am planning a party on Christmas 2025. Which weekday is it, and what else falls then?"
     )
