@@ -41,6 +41,7 @@ from typing import Any
 import anyio
 
 from .._json import MAX_DEPTH, depth_within, loads
+from .._suggest import did_you_mean
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
@@ -148,7 +149,13 @@ def _judge(
 
 
 def _not_offered(name: str, offered: Collection[str]) -> str:
-    return f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+    """Why `name` was not run, with the closest offered names, as an unknown native call
+    is answered (`ToolPack.get_tool`): the 1.5B wrote `GET_quotes_by_year` for the
+    offered `GET_quote_by_Year`, and told only the list, it gave up. Near misses only:
+    `calc_add` for `calc_mul` would suggest another operation."""
+    hint = did_you_mean(name, offered, n=1, cutoff=0.85)
+    listed = f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+    return f"{listed}; {hint}" if hint else listed
 
 
 def _leftover(rest: str) -> str:

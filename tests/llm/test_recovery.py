@@ -113,6 +113,20 @@ def test_a_call_to_a_tool_not_offered_is_not_recovered_and_says_why() -> None:
     )
 
 
+def test_a_name_one_slip_from_an_offered_tool_is_answered_with_that_tool_s_name() -> None:
+    """The 1.5B wrote `GET_quotes_by_year` for the offered `GET_quote_by_Year`, and told
+    only the list of offered tools, it gave up."""
+    offered = ["Quotes__GET_quote_by_Year", "Quotes__GET_quotes_by_actor", "calculate"]
+    text = '{"name": "Quotes__GET_quotes_by_year", "arguments": {"year": 1939}}'
+    recovery = recover_calls(text, offered)
+    assert recovery.calls == []
+    assert recovery.problem is not None
+    assert recovery.problem.endswith("; did you mean 'Quotes__GET_quote_by_Year'?")
+    # A name that is merely alike names no other tool (calc_add is another operation).
+    far = recover_calls('{"name": "calc_mul", "arguments": {"a": 1}}', ["calc_add"])
+    assert far.problem == "'calc_mul' is not one of the offered tools (calc_add)"
+
+
 def test_a_call_that_does_not_parse_is_flagged_not_recovered() -> None:
     broken = '<tool_call>{"name": "calculate", "arguments": {"expression": "2 +'
     recovery = recover_calls(broken, OFFERED)
