@@ -149,7 +149,7 @@ def _judge(
 
 
 def _not_offered(name: str, offered: Collection[str]) -> str:
-    """Why `name` was not run, with the closest offered names, as an unknown native call
+    """Why `name` was not run, with the closest offered name, as an unknown native call
     is answered (`ToolPack.get_tool`): the 1.5B wrote `GET_quotes_by_year` for the
     offered `GET_quote_by_Year`, and told only the list, it gave up. Near misses only:
     `calc_add` for `calc_mul` would suggest another operation."""
