@@ -3,14 +3,38 @@
 from __future__ import annotations
 
 import difflib
+import heapq
 from collections.abc import Iterable
 
-__all__ = ["did_you_mean"]
+__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean"]
+
+#: How alike a tool name must be to one a model wrote to be suggested: low enough for
+#: `add` when it wrote `addition`; names are compared after their shared words.
+TOOL_NAME_CUTOFF = 0.5
 
 
 def did_you_mean(
     name: str, known: Iterable[str], *, n: int = 3, cutoff: float = 0.6, what: str = ""
 ) -> str:
-    """`did you mean 'a', 'b'?` for the names of `known` close to `name`; '' when none is."""
-    close = difflib.get_close_matches(name, list(known), n=n, cutoff=cutoff)
+    """`did you mean 'a', 'b'?` for the names of `known` close to `name`; '' when none is.
+
+    A name is close when it is alike as a whole and also in the words after those
+    the two share: a catalog's tools share long prefixes (`Quotes_API__get_quotes_by_`),
+    which make `..._by_year` look close to `..._by_keyword`, another operation.
+    """
+    scored = ((_likeness(name, other, cutoff), other) for other in dict.fromkeys(known))
+    close = [other for score, other in heapq.nlargest(n, scored) if score >= cutoff]
     return f"did you mean {what}{', '.join(map(repr, close))}?" if close else ""
+
+
+def _likeness(name: str, other: str, cutoff: float) -> float:
+    """difflib's ratio of the two names; 0 when what follows their shared words is unlike."""
+    cut = 0
+    for position, (a, b) in enumerate(zip(name, other, strict=False)):
+        if a != b:
+            break
+        if not a.isalnum():
+            cut = position + 1
+    if cut and difflib.SequenceMatcher(None, name[cut:], other[cut:]).ratio() < cutoff:
+        return 0.0
+    return difflib.SequenceMatcher(None, name, other).ratio()

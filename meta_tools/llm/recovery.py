@@ -41,7 +41,7 @@ from typing import Any
 import anyio
 
 from .._json import MAX_DEPTH, depth_within, loads
-from .._suggest import did_you_mean
+from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
@@ -109,18 +109,30 @@ def looks_like_call(text: str) -> bool:
     return bool(CALL_MARK.search(text))
 
 
+#: A name's words: capitals (an acronym), a capitalised or lower-case word, digits, and
+#: runs of other letters (so that a name in another script keeps its words).
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\dA-Za-z_]+")
+
+
 def _spelling(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    """`name` without case, separators or plural endings: `GET_quotes_by_year`,
+    `getQuoteByYear` and `GET_quote_by_Year` all read `getquotebyyear`."""
+    return "".join(_singular(word.lower()) for word in _WORD.findall(name))
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def offered_name(name: str, offered: Collection[str]) -> str | None:
     """The offered tool `name` means: itself, or the one offered name it writes in
-    another case or with other separators (`GET_quote_by_year` for `GET_quote_by_Year`,
-    as the 1.5B wrote it); None when it means none, or several."""
+    another case, with other separators or a word in the plural (the 1.5B wrote
+    `GET_quotes_by_year` for the offered `GET_quote_by_Year`, and told the name was
+    not offered, gave up); None when it means none, or several."""
     if name in offered:
         return name
     key = _spelling(name)
-    found = [tool for tool in offered if _spelling(tool) == key]
+    found = [tool for tool in offered if _spelling(tool) == key] if key else []
     return found[0] if len(found) == 1 else None
 
 
@@ -150,10 +162,8 @@ def _judge(
 
 def _not_offered(name: str, offered: Collection[str]) -> str:
     """Why `name` was not run, with the closest offered name, as an unknown native call
-    is answered (`ToolPack.get_tool`): the 1.5B wrote `GET_quotes_by_year` for the
-    offered `GET_quote_by_Year`, and told only the list, it gave up. Near misses only:
-    `calc_add` for `calc_mul` would suggest another operation."""
-    hint = did_you_mean(name, offered, n=1, cutoff=0.85)
+    is answered (`ToolPack.get_tool`)."""
+    hint = did_you_mean(name, offered, n=1, cutoff=TOOL_NAME_CUTOFF)
     listed = f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
     return f"{listed}; {hint}" if hint else listed
 

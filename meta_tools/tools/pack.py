@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from .._lifecycle import is_cancellation
-from .._suggest import did_you_mean
+from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
 from ..exceptions import ToolDefinitionError, ToolError, ToolExecutionError, ToolNotFoundError
 from ..llm.types import ToolCall
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext
@@ -82,7 +82,7 @@ class ToolPack:
         try:
             return self._tools[name]
         except KeyError:
-            hint = did_you_mean(name, self._tools, cutoff=0.5)
+            hint = did_you_mean(name, self._tools, cutoff=TOOL_NAME_CUTOFF)
             hint = f" D{hint[1:]}" if hint else ""  # a sentence of its own
             known = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(

@@ -114,17 +114,19 @@ def test_a_call_to_a_tool_not_offered_is_not_recovered_and_says_why() -> None:
 
 
 def test_a_name_one_slip_from_an_offered_tool_is_answered_with_that_tool_s_name() -> None:
-    """The 1.5B wrote `GET_quotes_by_year` for the offered `GET_quote_by_Year`, and told
-    only the list of offered tools, it gave up."""
     offered = ["Quotes__GET_quote_by_Year", "Quotes__GET_quotes_by_actor", "calculate"]
-    text = '{"name": "Quotes__GET_quotes_by_year", "arguments": {"year": 1939}}'
+    text = '{"name": "Quotes__GET_quote_by_Yaer", "arguments": {"year": 1939}}'
     recovery = recover_calls(text, offered)
     assert recovery.calls == []
     assert recovery.problem is not None
     assert recovery.problem.endswith("; did you mean 'Quotes__GET_quote_by_Year'?")
-    # A name that is merely alike names no other tool (calc_add is another operation).
+    # A name that is merely alike names no other tool: calc_add is another operation, and
+    # so is a tool that shares all but the last word of a long name (seen with the 1.5B).
     far = recover_calls('{"name": "calc_mul", "arguments": {"a": 1}}', ["calc_add"])
     assert far.problem == "'calc_mul' is not one of the offered tools (calc_add)"
+    text = '{"name": "Quotes_API__get_quotes_by_year", "arguments": {"year": 1939}}'
+    other = recover_calls(text, ["Quotes_API__get_quotes_by_keyword"])
+    assert other.problem is not None and "did you mean" not in other.problem
 
 
 def test_a_call_that_does_not_parse_is_flagged_not_recovered() -> None:
@@ -356,7 +358,11 @@ def test_an_answer_quoting_a_call_already_made_is_not_read_as_that_call_again() 
 
 
 def test_a_call_naming_an_offered_tool_in_another_spelling_gets_its_name() -> None:
-    """Seen with the 1.5B: `GET_quote_by_year` written for `GET_quote_by_Year`, then a decline."""
+    """Seen with the 1.5B: `GET_quote_by_year`, and in another run `GET_quotes_by_year`,
+    written for `GET_quote_by_Year`; told the name was not offered, it declined."""
+    offered = ["Quotes__GET_quote_by_Year", "Quotes__GET_quotes_by_actor", "calculate"]
+    text = '{"name": "Quotes__GET_quotes_by_year", "arguments": {"year": 1939}}'
+    assert [c.name for c in recover_calls(text, offered).calls] == ["Quotes__GET_quote_by_Year"]
     assert calls('{"name": "Describe-Date", "arguments": {"date": "2025-12-25"}}') == [
         ("describe_date", DATE)
     ]
