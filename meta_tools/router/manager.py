@@ -57,6 +57,29 @@ def tool_words(name: str) -> str:
     return " ".join(word.lower() for word in words) or own
 
 
+def server_words(name: str) -> str:
+    """The server prefix of a tool's name as words, as written (`Movie_and_TV__quote` ->
+    `Movie and TV`); '' for a name without one."""
+    server, found, _ = name.rpartition("__")
+    return re.sub(r"[\W_]+", " ", server).strip() if found else ""
+
+
+def what_tools_do(names: Iterable[str]) -> str:
+    """What the tools do, in words, grouped by server in first-seen order:
+    `Nexweave: get all templates, get template details; track parcel`.
+
+    Users name the service they mean ("with the Nexweave API"); a small model matches
+    those words, and calls no function it was not offered by name.
+    """
+    by_server: dict[str, list[str]] = {}
+    for name in names:
+        by_server.setdefault(server_words(name), []).append(tool_words(name))
+    return "; ".join(
+        f"{server}: {', '.join(dict.fromkeys(does))}" if server else "; ".join(dict.fromkeys(does))
+        for server, does in by_server.items()
+    )
+
+
 def any_category_tool() -> ToolDefinition:
     """The tool that reaches every category: the ranking picks where the task runs."""
     return ToolDefinition(
@@ -373,8 +396,10 @@ class MetaManager(AsyncCloseable):
         manager = ranked.category
         if not ranked.tools:
             return self.tool_description(manager)
-        can = "; ".join(dict.fromkeys(tool_words(name) for name in ranked.tools))
-        return f"{manager.description.rstrip()} It can: {can}. {CATEGORY_SENTENCE}"
+        return (
+            f"{manager.description.rstrip()} It can: {what_tools_do(ranked.tools)}."
+            f" {CATEGORY_SENTENCE}"
+        )
 
     @staticmethod
     def _definition(manager: CategoryManager, description: str) -> ToolDefinition:

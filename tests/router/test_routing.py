@@ -18,7 +18,7 @@ from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgume
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words
+from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words, what_tools_do
 from meta_tools.router.ranking import MAX_TEXT_CHARS
 from meta_tools.serve.server import build_server
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
@@ -163,6 +163,21 @@ def test_tool_names_are_described_in_words() -> None:
     assert tool_words("BMI_v2__Gives_the_BMI_when_you_Input") == "gives the bmi when you input"
     assert tool_words("track_parcel") == "track parcel"
     assert tool_words("getURLInfo-v2") == "get url info v 2"
+
+
+def test_what_tools_do_is_said_in_words_grouped_by_their_server() -> None:
+    """Seen with the 1.5B: asked for "a template from Nexweave", it was offered a category
+    that "can: get all templates" and chose another; the server's name was left out."""
+    names = [
+        "Nexweave__Get_All_Templates",
+        "track_parcel",
+        "Nexweave__getTemplate",
+        "Rijks-Museum__collection",
+    ]
+    assert what_tools_do(names) == (
+        "Nexweave: get all templates, get template; track parcel; Rijks Museum: collection"
+    )
+    assert what_tools_do(["a__x", "a__x", "b"]) == "a: x; b"
 
 
 def test_with_many_categories_a_request_is_offered_the_best_ones_in_rank_order() -> None:
