@@ -343,7 +343,12 @@ def _clean(node: Any) -> Any:
 def validate_arguments(
     tool: str, model: type[BaseModel], arguments: Mapping[str, Any] | str | None
 ) -> dict[str, Any]:
-    """Validate and coerce LLM arguments; raise one ToolArgumentsError listing every problem."""
+    """Validate and coerce LLM arguments; raise one ToolArgumentsError listing every problem.
+
+    A tool without parameters ignores what it is given: an argument there can only be a
+    guess, while an unknown key beside real parameters may be a misspelt one, and is
+    reported.
+    """
     if arguments is None or arguments == "":
         arguments = {}
     if isinstance(arguments, str):
@@ -363,6 +368,10 @@ def validate_arguments(
             tool, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
         )
     plan = _plan(model)
+    if not plan.names:
+        # Small models give a tool that takes nothing an argument it cannot mean (the
+        # 1.5B sent `{"id": "top100"}` to "Get Top 100 Movies"); told so, it gave up.
+        return {}
     values = dict(arguments)
     for name in plan.json_arguments:
         value = values.get(name)

@@ -151,6 +151,27 @@ async def test_invalid_arguments_list_every_bad_field_in_one_error() -> None:
     assert len(caught.value.problems) == 4
 
 
+async def test_a_tool_without_parameters_ignores_the_arguments_it_is_given() -> None:
+    """The 1.5B sent `{"id": "top100"}` to "Get Top 100 Movies"; told that `id` is not a
+    parameter, it gave up. Nothing it passes there can change what the tool does."""
+    seen: list[object] = []
+
+    def top_movies(ctx: ToolContext) -> str:
+        """The top 100 movies."""
+        seen.append(ctx.tool_call_id)
+        return "1. The Shawshank Redemption"
+
+    made = FunctionTool("top_movies", top_movies)
+    assert made.parameters_schema["properties"] == {}
+    context = ToolContext(tool_call_id="call_1", category="movies")
+    assert await made.call({"id": "top100"}, context=context) == "1. The Shawshank Redemption"
+    # Nor can it forge what the router injects.
+    await made.call({"tool_call_id": "forged"}, context=context)
+    assert seen == ["call_1", "call_1"]
+    with pytest.raises(ToolArgumentsError, match="arguments must be a JSON object"):
+        await made.call("[1]")
+
+
 async def test_malformed_json_arguments_are_a_readable_error() -> None:
     made = FunctionTool("noop", lambda: None)
     with pytest.raises(ToolArgumentsError, match="not valid JSON"):
