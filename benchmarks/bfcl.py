@@ -39,7 +39,14 @@ from .bfcl_data import (
     sample,
     tools_for,
 )
-from .bfcl_sides import Answered, PooledCatalog, ask_category_call, ask_plain, ask_pooled
+from .bfcl_sides import (
+    Answered,
+    PooledCatalog,
+    ask_category_call,
+    ask_plain,
+    ask_pooled,
+    read_back,
+)
 from .e2e_sides import CountingModel
 from .models import build_model
 from .report import (
@@ -57,13 +64,15 @@ from .report import (
 __all__ = ["DIFFERENCES", "main", "run_direct", "run_pooled", "score"]
 
 ROOT = Path(__file__).resolve().parent.parent
-DIRECT_SIDES = ("plain", "category")
+DIRECT_SIDES = ("plain", "read", "category")
 POOLED_SIDES = ("hierarchy", "retrieval")
 
 DIFFERENCES = (
     "FC mode, not prompt mode: the functions go as OpenAI tools, calls come back as tool"
     " calls; BFCL's prompt mode (functions in a system prompt, calls written as Python) is"
-    " not run.",
+    " not run. The `read` side takes the plain reply and reads the calls it wrote as text"
+    " (meta-tools' recovery, no second request): text parsing as in prompt mode, with FC's"
+    " request.",
     "The chat template is the server's (llama.cpp applies the model's own template and"
     " parses its tool calls); BFCL's local FC handlers render the template themselves,"
     " with BFCL's type names (dict, float) where we send JSON Schema's (object, number;"
@@ -73,8 +82,8 @@ DIFFERENCES = (
     " runs bf16 weights in vLLM or SGLang.",
     "Sampling: the temperature, max_tokens and seed recorded under `options`; BFCL uses"
     " temperature 0.001 and lets a reply fill the rest of the context.",
-    "Scoring: BFCL's ast_checker on the decoded calls. Irrelevance: `plain` is right when"
-    " its reply has no call (BFCL's rule); the category loop when no function ran. The"
+    "Scoring: BFCL's ast_checker on the decoded calls. Irrelevance: `plain` and `read` are right"
+    " when the reply has no call (BFCL's rule); the category loop when no function ran. The"
     " category side is scored on the distinct calls that ran over all its rounds.",
     "Validation: the simulated functions check arguments against their schemas. BFCL's"
     " answers to a few entries give a value of another type than the schema declares (a"
@@ -152,7 +161,10 @@ async def run_direct(
     """Each sampled entry of each category on each side; `plain_model` reads no text calls.
 
     Rows of `done` (an earlier run's) are kept and their entries not asked again.
+    `read` reads the `plain` side's replies, so it comes with `plain`.
     """
+    if "read" in sides and "plain" not in sides:
+        raise ValueError("the read side reads the plain side's replies: ask for both")
     counter = CountingModel(model)
     plain = CountingModel(plain_model or model)
     ledger = Ledger()
@@ -165,6 +177,9 @@ async def run_direct(
                     continue
                 if side == "plain":
                     answered = await ask_plain(plain, entry, tools)
+                elif side == "read":
+                    reply = next(r for r in rows if r["task"] == entry.id and r["side"] == "plain")
+                    answered = read_back(entry, tools, reply)
                 else:
                     answered = await ask_category_call(counter, entry, tools, ledger)
                 rows.append(score(entry, category, side, answered))
@@ -246,9 +261,10 @@ def show_direct(title: str, found: Mapping[str, Any]) -> str:
         cells.append(f"{calls:.1f}" if category_side.get("tasks") else "")
         cells.append(found["off_schema"].get(category, 0))
         rows.append(cells)
-    headers = ["category", "entries", "plain (BFCL AST)", "plain right function",
-               "category (BFCL AST)", "category right function", "category LLM calls / entry",
-               "answers off schema"]  # fmt: skip
+    per_side = [
+        f"{side} {what}" for side in DIRECT_SIDES for what in ("(BFCL AST)", "right function")
+    ]
+    headers = ["category", "entries", *per_side, "category LLM calls / entry", "answers off schema"]
     return f"### {title}\n\n" + table(headers, rows)
 
 

@@ -5,6 +5,9 @@ Direct (BFCL's own setting: an entry's functions and nothing else):
 - `plain`: one chat request with the functions as tools, as BFCL's FC mode sends
   it; the calls of that one reply are scored (the model must not read calls back
   from text: run it on a model with `recover_text_calls` off);
+- `read`: the same reply, with the calls it wrote as text read back by meta-tools'
+  recovery and no loop (as BFCL's prompt mode reads calls from text); no model call
+  of its own, so that it parts what reading does from what the loop does;
 - `category`: the functions form one category, called directly with the question;
   the loop may recover text calls, `decline` or `request_input`; scored on the
   distinct calls that ran (validated) over all its rounds.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +33,8 @@ from meta_tools.category.turns import tool_definition
 from meta_tools.exceptions import ModelError
 from meta_tools.grouping.plan import draft_categories
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.types import ChatRequest, Message
+from meta_tools.llm.recovery import recover_turn
+from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
 
@@ -45,6 +49,7 @@ __all__ = [
     "ask_plain",
     "ask_pooled",
     "direct_category",
+    "read_back",
 ]
 
 DIRECT_CATEGORY = ("functions", "The functions that come with this request.")
@@ -74,16 +79,19 @@ def _shown(calls: Sequence[tuple[str, Any]]) -> list[str]:
     return [f"{name}({json.dumps(arguments, ensure_ascii=False)})" for name, arguments in calls]
 
 
+def _plain_request(entry: Entry, tools: Sequence[BfclTool]) -> ChatRequest:
+    messages = [Message(role=m["role"], content=m["content"]) for m in entry.messages]
+    return ChatRequest(messages=messages, tools=[tool_definition(t) for t in tools])
+
+
 async def ask_plain(counter: CountingModel, entry: Entry, tools: Sequence[BfclTool]) -> Answered:
     """One request, the entry's messages as they are and its functions as tools."""
     run, started = Run(), time.perf_counter()
     counter.take()
-    messages = [Message(role=m["role"], content=m["content"]) for m in entry.messages]
-    request = ChatRequest(messages=messages, tools=[tool_definition(t) for t in tools])
     bfcl_name = {t.name: t.bfcl_name for t in tools}
     calls: list[tuple[str, Any]] = []
     try:
-        turn = await counter.complete(request)
+        turn = await counter.complete(_plain_request(entry, tools))
     except ModelError as exc:
         run.error = str(exc)
     else:
@@ -91,6 +99,23 @@ async def ask_plain(counter: CountingModel, entry: Entry, tools: Sequence[BfclTo
         calls = [(bfcl_name.get(c.name, c.name), c.arguments) for c in turn.tool_calls]
         run.calls = _shown(calls)
     return Answered(_measure(counter, run, started), calls)
+
+
+def read_back(entry: Entry, tools: Sequence[BfclTool], plain: Mapping[str, Any]) -> Answered:
+    """The `plain` side's reply (its row) with the calls written as text read back.
+
+    A reply with native calls, or an error, is taken as it is. The model is not asked
+    again: what it cost is on the `plain` row.
+    """
+    run = Run(answer=plain["answer"], error=plain["error"])
+    calls = [(name, arguments) for name, arguments in plain["bfcl_calls"]]
+    if not calls and run.error is None:
+        bfcl_name = {t.name: t.bfcl_name for t in tools}
+        turn = recover_turn(AssistantTurn(text=run.answer), _plain_request(entry, tools))
+        calls = [(bfcl_name.get(c.name, c.name), c.arguments) for c in turn.tool_calls]
+        run.recovered_calls = turn.recovered
+    run.calls = _shown(calls)
+    return Answered(run, calls)
 
 
 def direct_category(tools: Sequence[BfclTool], model: ChatModel) -> MetaManager:

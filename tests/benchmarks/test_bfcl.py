@@ -305,6 +305,28 @@ def direct_oracle(entries: Mapping[str, Entry]) -> Callable[[ChatRequest], Assis
     return reply
 
 
+def test_the_read_side_reads_the_calls_the_plain_reply_wrote_as_text() -> None:
+    """Qwen2.5-Coder under llama.cpp writes its calls as fenced JSON, never as tool calls:
+    `plain` scores nothing, `read` parts what reading text does from what the loop does."""
+    from benchmarks.bfcl_sides import read_back
+
+    entry = entry_of([RIDE])
+    tools = tools_for(entry.functions, Ledger())
+    name = tools[0].name
+    fenced = f'```json\n{{"name": "{name}", "arguments": {{"loc": "Paris", "time": 5}}}}\n```'
+    read = read_back(entry, tools, {"answer": fenced, "error": None, "bfcl_calls": []})
+    assert read.calls == [("uber.ride", {"loc": "Paris", "time": 5})]
+    assert (read.run.recovered_calls, read.run.llm_calls) == (1, 0)
+    native = [["uber.ride", {"loc": "Oslo", "time": 1}]]
+    read = read_back(entry, tools, {"answer": "", "error": None, "bfcl_calls": native})
+    assert read.calls == [("uber.ride", {"loc": "Oslo", "time": 1})]
+    # A reply that failed, or a call to no offered function, reads as no call.
+    failed = read_back(entry, tools, {"answer": "", "error": "timed out", "bfcl_calls": []})
+    other = '{"name": "lyft_ride", "arguments": {"loc": "Paris"}}'
+    unknown = read_back(entry, tools, {"answer": other, "error": None, "bfcl_calls": []})
+    assert failed.calls == [] and unknown.calls == []
+
+
 @needs_bfcl
 @pytest.mark.anyio
 async def test_the_direct_setting_asks_each_entry_on_both_sides_and_scores_them_with_bfcl_s_checker() -> (
@@ -323,10 +345,15 @@ async def test_the_direct_setting_asks_each_entry_on_both_sides_and_scores_them_
         "irrelevance": Sample([found["irrelevance_0"]], 240),
     }
     model = ScriptedModel.from_function(direct_oracle(found))
-    result = await run_direct(model, samples, ["plain", "category"])
+    result = await run_direct(model, samples, ["plain", "read", "category"])
     rows = {(r["task"], r["side"]): r for r in result["runs"]}
     for id in ids[:4]:
         assert rows[(id, "plain")]["correct"] and rows[(id, "category")]["correct"], id
+        # Native calls are read as they are, and reading asks the model nothing.
+        assert rows[(id, "read")]["correct"] and rows[(id, "read")]["llm_calls"] == 0, id
+    assert not rows[("irrelevance_0", "read")]["correct"]
+    with pytest.raises(ValueError, match="reads the plain side's replies"):
+        await run_direct(model, samples, ["read"])
     # One request on the plain side; the loop's select and evaluate turns on the category side.
     assert rows[("simple_python_1", "plain")]["llm_calls"] == 1
     assert rows[("simple_python_1", "category")]["llm_calls"] == 2
@@ -431,7 +458,8 @@ def test_the_command_sends_the_plain_side_without_recovery_and_stores_rows_as_th
     text_call = (
         f"<tool_call>\n{json.dumps({'name': offered, 'arguments': arguments})}\n</tool_call>"
     )
-    # Plain: the call written as text is not read back. Category: it is, runs, then the summary.
+    # Plain: the call written as text is not read back; read: it is. Category: it is, runs,
+    # then the summary.
     llm_server.enqueue(
         Reply(body=openai_text_reply(text_call)),
         Reply(body=openai_text_reply(text_call)),
@@ -447,8 +475,10 @@ def test_the_command_sends_the_plain_side_without_recovery_and_stores_rows_as_th
     assert stored["bfcl_eval"] and stored["differences"]
     direct = stored["direct"]
     assert direct["entries"]["simple"]["ids"] == [entry.id]
-    plain, loop = direct["runs"]
+    plain, read, loop = direct["runs"]
     assert (plain["side"], plain["correct"], plain["recovered_calls"]) == ("plain", False, 0)
+    # The same reply, its text read: right, with no request of its own.
+    assert (read["side"], read["correct"], read["recovered_calls"]) == ("read", True, 1)
     assert (loop["side"], loop["correct"], loop["recovered_calls"]) == ("category", True, 1)
     assert plain["check_kind"] == "ast_decoder:empty"
     assert llm_server.requests[0].body["tools"][0]["function"]["name"] == offered
