@@ -145,7 +145,7 @@ class RoutingConfig(_Strict):
     """
 
     max_categories: int = Field(8, ge=1, le=256)
-    min_score_ratio: float = Field(0.7, ge=0, le=1)
+    min_score_ratio: float = Field(0.9, ge=0, le=1)
     retry_categories: int = Field(1, ge=0, le=8)
 
 

@@ -209,7 +209,7 @@ def test_only_categories_near_the_best_one_s_score_are_offered() -> None:
     assert used[1:-1] == [r.category.slug for r in ranked if r.category.slug in {"maths", "films"}]
     # Nothing matches: every score is 0, and the first `max_categories` are offered.
     assert len(meta.openai_tools("xyzzy plugh")) == 4 + 1
-    assert RoutingConfig().min_score_ratio == 0.7
+    assert RoutingConfig().min_score_ratio == 0.9
 
 
 async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
