@@ -292,14 +292,15 @@ class MainAgent:
         return call.model_copy(update={"name": slug, "arguments": arguments})
 
     async def _routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-        """`reply` with the calls it wrote as text to names the router can route.
+        """`reply` with the calls it wrote as text to names that are no category.
 
         Recovery reads only calls to offered tools. Seen with the 1.5B: it writes
         `performance_monitor_metrics` (a tool it read of as "performance monitor
-        metrics") as a JSON call, again after every nudge. A call to a tool some
-        category holds, or one with `objective` or `exact_input` under any name,
-        is read as well (`_as_category_call` routes it); calls quoted from the
-        conversation are still never read.
+        metrics") as a JSON call, again after every nudge; offered one category, it
+        called the service its description names ("QR Code Generator") instead. Such a
+        call is read as a native one would be, and `_as_category_call` routes it (a
+        tool's name to its category, any other name as `any_category`); a name with
+        no arguments is data, and calls quoted from the conversation are never read.
         """
         if reply.tool_calls or not reply.unread_call or not reply.text:
             return reply
@@ -309,11 +310,9 @@ class MainAgent:
             written.name
             for written in (*reading.tags, *reading.xml, *reading.json)
             if written.name not in offered
+            and written.name.strip()
             and isinstance(written.arguments, dict)
-            and (
-                self.meta.tool_holder(written.name) is not None
-                or {"objective", "exact_input"} & set(written.arguments)
-            )
+            and not written.bare
         }
         if not routable:
             return reply

@@ -537,15 +537,38 @@ async def test_a_routable_call_quoted_from_the_user_is_plain_text() -> None:
     assert categories.requests == [] and len(scripted.requests) == 1
 
 
-async def test_a_call_written_as_text_to_a_name_nothing_holds_gets_the_nudge() -> None:
+async def test_a_call_written_as_text_to_a_service_goes_where_any_category_sends_it() -> None:
+    """Seen with the 1.5B: offered one category described as "It can: QR Code Generator:
+    get qrcode", it called "QR Code Generator" with the tool's arguments."""
+    written = (
+        '<tools>\n{"name": "Parcel Service", "arguments": {"tracking_number": "CA107"}}\n</tools>'
+    )
+    scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
+    categories = _category_run()
+    agent = MainAgent(RecoveringModel(scripted), world(categories, max_categories=2))
+    assert await agent.ask("Where is my parcel CA107?") == "Out for delivery."
+    assert category_named(categories.requests[0]) == "Parcels"
+    task = read_task(categories.requests[0].messages[1].content)
+    assert task == (
+        "Where is my parcel CA107?",
+        'Parcel Service {"tracking_number": "CA107"}',
+    )
+
+
+async def test_a_call_written_as_text_that_no_category_fits_is_answered_so() -> None:
     nothing = '{"name": "teleport_now", "arguments": {"to": "Mars"}}'
     scripted = ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
     categories = _category_run()
     agent = MainAgent(RecoveringModel(scripted), world(categories))
     assert await agent.ask("Beam me to Mars") == "I cannot."
     assert categories.requests == []
-    nudge = scripted.requests[1].messages[-1]
-    assert nudge.role == "user" and "could not be read" in nudge.content
+    reply = next(m for m in scripted.requests[1].messages if m.role == "tool")
+    assert reply.content.startswith("error: no category fits this task")
+    # A name alone is data, not a call: the reply is the answer.
+    data = ScriptedModel([AssistantTurn(text='{"name": "Mars"}')])
+    assert await MainAgent(RecoveringModel(data), world(_category_run())).ask("A planet?") == (
+        '{"name": "Mars"}'
+    )
 
 
 # -- the config section ------------------------------------------------------------------
