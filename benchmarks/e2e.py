@@ -279,6 +279,8 @@ async def run_routing(
             reused = key in asked
             turn = asked[key] if reused else await counter.complete(request)
             asked[key] = turn
+            # As the agent reads it: calls written as text to names that are no category too.
+            turn = await agent.routable(turn, request)
             took = time.perf_counter() - started
             counted = counter.take()
             first = (

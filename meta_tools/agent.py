@@ -153,7 +153,7 @@ class MainAgent:
         nudges = repeated_rounds = 0
         for _ in range(self.max_rounds):
             request = self._request([*history, *turn], text)
-            reply = await self._routable(await self.model.complete(request), request)
+            reply = await self.routable(await self.model.complete(request), request)
             retry = nudge(reply, nudges)
             if retry is not None:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
@@ -291,7 +291,7 @@ class MainAgent:
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
 
-    async def _routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+    async def routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         """`reply` with the calls it wrote as text to names that are no category.
 
         Recovery reads only calls to offered tools. Seen with the 1.5B: it writes

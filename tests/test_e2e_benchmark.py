@@ -335,6 +335,18 @@ async def test_routing_only_makes_one_model_call_per_query_mode_and_category_ord
 
 
 @pytest.mark.anyio
+async def test_routing_only_reads_a_call_written_as_text_as_the_agent_does(tmp_path: Path) -> None:
+    """The 1.5B called the service a category's description names, as JSON text; the agent
+    runs such a call where `any_category` sends it, and the routing figure counts that."""
+    write_catalog(tmp_path)
+    text = '{"name": "Parcel Tracker", "arguments": {"tracking_number": "CA107308006SI"}}'
+    model = RecoveringModel(ScriptedModel.from_function(lambda _: AssistantTurn(text=text)))
+    found = await run_routing(model, tmp_path, 5, modes=["ranked"])
+    (row,) = found["runs"]
+    assert (row["first"], row["correct"]) == ("logistics", True)
+
+
+@pytest.mark.anyio
 async def test_the_catalog_sides_call_the_gold_category_and_judge_the_first_category(
     tmp_path: Path,
 ) -> None:
