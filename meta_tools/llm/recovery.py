@@ -79,6 +79,9 @@ _MAX_LOOP_PIECE = 100
 _MIN_LOOP_CHARS = 120
 #: Tags, fences and separators that may surround or follow a call written as text.
 _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\[\]])*")
+#: A reply of bare tags and fences only: neither a call nor an answer (`[]` says "no
+#: call"; a tag with attributes is judged as an element call, or is text).
+_MARKUP_ONLY = re.compile(r"\s*(?:(?:```(?:json)?|</?[A-Za-z_][\w-]*\s*/?>)\s*)+")
 #: Where a call can be written at all.
 _MAY_HOLD_CALL = re.compile(r"[{<\[]")
 #: Calls and marks of a reply looked for, as written, in the request's texts (each look
@@ -432,6 +435,11 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         )
     if recovery.problem is not None:
         return turn.model_copy(update={"unread_call": recovery.problem})
+    if _MARKUP_ONLY.fullmatch(text):
+        # Seen with the 1.5B offered a category named "tools": `<tools></tools>`.
+        shown = text.strip()
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return turn.model_copy(update={"unread_call": f"it holds only {shown!r}, no call"})
     return turn
 
 

@@ -154,6 +154,19 @@ def test_recover_turn_leaves_real_calls_and_requests_without_tools_alone() -> No
     assert recover_turn(plain, ask("1+2?", tools=False)) is plain
 
 
+@pytest.mark.parametrize("text", ["<tools></tools>", "<tools/>", "<tool_call>\n</tool_call>"])
+def test_a_reply_of_tags_alone_is_flagged_so_the_model_is_asked_again(text: str) -> None:
+    """Seen with the 1.5B main agent, offered a category named "tools": `<tools></tools>`,
+    which the user would have read as its answer."""
+    turn = recover_turn(AssistantTurn(text=text), ask("Make me a QR code"))
+    assert turn.tool_calls == [] and turn.unread_call is not None
+    assert nudge(turn, 0) is not None
+    # An empty list, text beside a tag, or no tools offered: taken as they are.
+    for kept in ("[]", "Done. <br>"):
+        assert recover_turn(AssistantTurn(text=kept), ask("x")).unread_call is None
+    assert recover_turn(AssistantTurn(text=text), ask("x", tools=False)).unread_call is None
+
+
 def test_recover_turn_flags_a_call_it_cannot_read() -> None:
     turn = AssistantTurn(text='{"name": "calc_mul", "arguments": {"a": 1, "b": 2}}')
     flagged = recover_turn(turn, ask("1*2?"))
