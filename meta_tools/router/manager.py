@@ -68,8 +68,10 @@ def what_tools_do(names: Iterable[str]) -> str:
     """What the tools do, in words, grouped by server in first-seen order:
     `Nexweave: get all templates, get template details; track parcel`.
 
-    Users name the service they mean ("with the Nexweave API"); a small model matches
-    those words, and calls no function it was not offered by name.
+    Users name the service they mean ("with the Nexweave API"), and the words help a
+    small model match them. No function name is shown: offered one, a small model
+    calls it as its own tool (a call it writes to a service is routed all the same:
+    `MainAgent.routable`).
     """
     by_server: dict[str, list[str]] = {}
     for name in names:
