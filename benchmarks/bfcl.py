@@ -169,6 +169,24 @@ async def run_direct(
     plain = CountingModel(plain_model or model)
     ledger = Ledger()
     rows, finished = kept_rows(done, _ids(samples), sides)
+
+    def add(entry: Entry, category: str, side: str, answered: Answered) -> None:
+        rows.append(score(entry, category, side, answered))
+        finished.add((entry.id, side))
+        if on_row is not None:
+            on_row(rows)
+        _say(_line(rows[-1]))
+
+    def read(entry: Entry, category: str) -> None:
+        reply = next(r for r in rows if r["task"] == entry.id and r["side"] == "plain")
+        add(entry, category, "read", read_back(entry, tools_for(entry.functions, ledger), reply))
+
+    if "read" in sides:
+        # The replies an earlier run asked for are read first: that needs no model.
+        for category, drawn in samples.items():
+            for entry in drawn.entries:
+                if (entry.id, "plain") in finished and (entry.id, "read") not in finished:
+                    read(entry, category)
     for category, drawn in samples.items():
         for entry in drawn.entries:
             tools = tools_for(entry.functions, ledger)
@@ -176,16 +194,16 @@ async def run_direct(
                 if (entry.id, side) in finished:
                     continue
                 if side == "plain":
-                    answered = await ask_plain(plain, entry, tools)
+                    add(entry, category, side, await ask_plain(plain, entry, tools))
                 elif side == "read":
-                    reply = next(r for r in rows if r["task"] == entry.id and r["side"] == "plain")
-                    answered = read_back(entry, tools, reply)
+                    read(entry, category)
                 else:
-                    answered = await ask_category_call(counter, entry, tools, ledger)
-                rows.append(score(entry, category, side, answered))
-                if on_row is not None:
-                    on_row(rows)
-                _say(_line(rows[-1]))
+                    add(
+                        entry,
+                        category,
+                        side,
+                        await ask_category_call(counter, entry, tools, ledger),
+                    )
     return {
         "entries": _drawn(samples),
         "categories": _by_category(rows, sides),

@@ -383,6 +383,16 @@ async def test_the_direct_setting_asks_each_entry_on_both_sides_and_scores_them_
         ("simple_python_1", "category"),
     ]
     assert again["runs"][0] is kept[0] and len(model.requests) - asked == 2
+    # Resumed with the read side, the replies asked before are read first, asking nothing.
+    asked = len(model.requests)
+    seen: list[tuple[str, int]] = []  # each new row's side, and the requests made by then
+
+    def save(rows: list[dict[str, Any]]) -> None:
+        seen.append((rows[-1]["side"], len(model.requests) - asked))
+
+    await run_direct(model, samples, ["plain", "read", "category"], done=kept, on_row=save)
+    assert seen[: len(kept)] == [("read", 0)] * len(kept)
+    assert [side for side, _ in seen[len(kept) :]] == ["category"] * len(kept)
 
 
 @needs_bfcl
