@@ -14,7 +14,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["SURROGATE", "ValidText", "sentence", "slugify", "valid_utf8", "valid_utf8_value"]
+__all__ = [
+    "SURROGATE",
+    "ValidText",
+    "clipped",
+    "sentence",
+    "slugify",
+    "valid_utf8",
+    "valid_utf8_value",
+]
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -56,3 +64,8 @@ def sentence(text: str) -> str:
     """`text` ending in one full stop (or its own `?` or `!`), to be followed by another sentence."""
     text = text.rstrip().rstrip(".")
     return text if text.endswith(("?", "!")) else f"{text}."
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with "..." at the end when it is longer."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -36,6 +36,7 @@ from ._config_file import (
 )
 from ._redaction import Redactor
 from ._suggest import did_you_mean
+from ._text import clipped
 from .category.limits import LIMITS
 from .exceptions import ConfigError
 from .llm import defaults as llm_defaults
@@ -448,8 +449,8 @@ def _describe(
         elif _SECRET_FIELDS & {p for p in loc if isinstance(p, str)}:
             problems.append(f"{where}: {err['msg']} (the value is not shown)")
         else:
-            shown = redactor.text(repr(err.get("input")))  # before cutting: whole secrets only
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            # Redacted before cutting: whole secrets only.
+            shown = clipped(redactor.text(repr(err.get("input"))), 60)
             problems.append(f"{where}: {err['msg']} (got {shown})")
     return problems
 

@@ -42,6 +42,7 @@ import anyio
 
 from .._json import MAX_DEPTH, depth_within, loads
 from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
+from .._text import clipped
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
@@ -437,8 +438,7 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         return turn.model_copy(update={"unread_call": recovery.problem})
     if _MARKUP_ONLY.fullmatch(text):
         # Seen with the 1.5B offered a category named "tools": `<tools></tools>`.
-        shown = text.strip()
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        shown = clipped(text.strip(), 40)
         return turn.model_copy(update={"unread_call": f"it holds only {shown!r}, no call"})
     return turn
 

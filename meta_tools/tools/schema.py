@@ -22,6 +22,7 @@ from pydantic.fields import FieldInfo
 from typing_extensions import Doc
 
 from .._json import loads
+from .._text import clipped
 from ..exceptions import ToolArgumentsError, ToolDefinitionError
 
 __all__ = [
@@ -398,7 +399,6 @@ def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> lis
         elif err["type"] == "extra_forbidden":
             problems.append(f"{where!r} is not a parameter (allowed: {allowed})")
         else:
-            shown = repr(err.get("input"))
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            shown = clipped(repr(err.get("input")), 60)
             problems.append(f"{where!r}: {err['msg']} (got {shown})")
     return problems
