@@ -151,6 +151,7 @@ class MainAgent:
         results: list[CategoryResult] = []
         answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
         nudges = repeated_rounds = 0
+        routed = False  # the message was given to the best-ranked category for the model
         for _ in range(self.max_rounds):
             request = self._request([*history, *turn], text)
             reply = await self.routable(await self.model.complete(request), request)
@@ -161,6 +162,19 @@ class MainAgent:
                 turn.extend(retry)
                 continue
             if not reply.tool_calls:
+                if reply.unread_call and not results and not routed:
+                    # Nudged and still unreadable, no category called yet: the category
+                    # that ranks best for the message takes it, and the model answers
+                    # with its result. Seen with the 1.5B offered a category named
+                    # "tools": it replied `<tools></tools>` again after the nudge.
+                    routed = True
+                    came, messages = await self._router_call(
+                        ANY_CATEGORY, text, text, text, on_step
+                    )
+                    if came.result is not None:
+                        results.append(came.result)
+                        turn.extend(messages)
+                        continue
                 # A call it still could not write is no answer when categories found one.
                 answer = "" if reply.unread_call and results else (reply.text or "").strip()
                 break
@@ -377,21 +391,30 @@ class MainAgent:
             )
             if target is None:
                 continue
-            arguments = {"objective": result.remainder, "exact_input": exact_input}
-            follow = ToolCall(name=target.slug, arguments=arguments)
-            messages.append(Message(role="assistant", tool_calls=[follow]))
-            if on_step is not None:
-                await on_step(CategoryCalled(follow))
-            came = await self._call(follow, text, on_step)
+            came, routed = await self._router_call(
+                target.slug, result.remainder, exact_input, text, on_step
+            )
             if came.result is not None:
                 results.append(came.result)
-            if on_step is not None:
-                await on_step(came)
-            content = came.result.for_agent() if came.result else f"error: {came.error}"
-            messages.append(
-                Message(role="tool", tool_call_id=follow.id, name=follow.name, content=content)
-            )
+            messages.extend(routed)
         return messages
+
+    async def _router_call(
+        self, name: str, objective: str, exact_input: str, text: str, on_step: StepSink | None
+    ) -> tuple[CategoryReturned, list[Message]]:
+        """A category call of the router's own for user message `text`: what came back,
+        and the assistant turn with the call and its tool message, for the conversation."""
+        call = ToolCall(name=name, arguments={"objective": objective, "exact_input": exact_input})
+        if on_step is not None:
+            await on_step(CategoryCalled(call))
+        came = await self._call(call, text, on_step)
+        if on_step is not None:
+            await on_step(came)
+        content = came.result.for_agent() if came.result else f"error: {came.error}"
+        return came, [
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_call_id=call.id, name=call.name, content=content),
+        ]
 
     async def _call(
         self, call: ToolCall, request: str, on_step: StepSink | None

@@ -10,7 +10,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.category.turns import read_task
 from meta_tools.demo.dates import describe_date
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import RecoveringModel
+from meta_tools.llm.recovery import MAX_NUDGES, RecoveringModel
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
@@ -77,11 +77,28 @@ async def test_a_final_reply_that_is_still_an_unreadable_call_gives_what_categor
     assert answer == "Dates: 2025-12-25 is a Thursday."
 
 
-async def test_an_unreadable_call_with_nothing_found_is_returned_as_it_was_written() -> None:
+async def test_a_call_never_written_readably_goes_to_the_best_ranked_category() -> None:
+    """Seen with the 1.5B offered a category named "tools": `<tools></tools>`, nudged or not."""
     unreadable = AssistantTurn(text='<tool_call tool="dates" arguments={"objective": }>')
-    main = RecoveringModel(ScriptedModel([unreadable] * 3))
-    answer = await MainAgent(main, dates(ScriptedModel([]))).ask("What weekday is 2025-12-25?")
+    script = ScriptedModel([*[unreadable] * (MAX_NUDGES + 1), AssistantTurn(text="A Thursday.")])
+    category = thursday_category()
+    question = "What weekday is 2025-12-25?"
+    answer = await MainAgent(RecoveringModel(script), dates(category)).ask(question)
+    assert answer == "A Thursday."
+    task = category.requests[0].messages[-1].content or ""
+    assert read_task(task) == (question, question)
+    told = script.requests[-1].messages
+    assert told[-2].tool_calls[0].name == "any_category"
+    assert told[-1].role == "tool" and "2025-12-25 is a Thursday." in (told[-1].content or "")
+
+
+async def test_an_unreadable_call_no_category_fits_is_returned_as_it_was_written() -> None:
+    unreadable = AssistantTurn(text='<tool_call tool="dates" arguments={"objective": }>')
+    main = RecoveringModel(ScriptedModel([unreadable] * (MAX_NUDGES + 1)))
+    category = ScriptedModel([])
+    answer = await MainAgent(main, dates(category)).ask("Sing me a song about whales")
     assert answer == unreadable.text
+    assert category.requests == []
 
 
 async def test_the_category_tools_are_offered_without_the_notes_the_instructions_give() -> None:
