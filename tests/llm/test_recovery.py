@@ -167,6 +167,32 @@ def test_a_reply_of_tags_alone_is_flagged_so_the_model_is_asked_again(text: str)
     assert recover_turn(AssistantTurn(text=text), ask("x", tools=False)).unread_call is None
 
 
+def test_a_result_the_model_wrote_itself_is_flagged_as_the_call_it_meant() -> None:
+    """Seen with the 1.5B in a category: after one call it replied with a fenced result
+    of the next tool it meant to call, and that stood as the run's answer."""
+    made_up = '<tool_response>\n<tool_result tool="Calc_Add" status="ok">\n3\n</tool_result>'
+    turn = recover_turn(AssistantTurn(text=made_up), ask("1+2?"))
+    assert turn.tool_calls == []
+    assert turn.unread_call == (
+        "it holds a result of calc_add written by you, not returned by the tool;"
+        ' to run it, reply with {"name": "calc_add", "arguments": {...}}'
+    )
+    assert nudge(turn, 0) is not None
+
+
+def test_an_echo_of_a_real_result_or_a_fence_of_no_offered_tool_is_text() -> None:
+    fence = '<tool_result tool="calc_add" status="ok">\n3\n</tool_result>'
+    call = ToolCall(name="calc_add", arguments={"a": 1, "b": 2})
+    answered = ask("1+2?").model_copy(deep=True)
+    answered.messages += [
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", tool_call_id=call.id, name="calc_add", content=fence),
+    ]
+    assert recover_turn(AssistantTurn(text=fence), answered).unread_call is None
+    other = fence.replace("calc_add", "weather")
+    assert recover_turn(AssistantTurn(text=other), ask("1+2?")).unread_call is None
+
+
 def test_recover_turn_flags_a_call_it_cannot_read() -> None:
     turn = AssistantTurn(text='{"name": "calc_mul", "arguments": {"a": 1, "b": 2}}')
     flagged = recover_turn(turn, ask("1*2?"))
