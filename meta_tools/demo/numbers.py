@@ -6,6 +6,7 @@ import ast
 import difflib
 import math
 import operator
+import re
 import statistics
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -270,6 +271,10 @@ def _evaluate(node: ast.AST) -> Any:
     )
 
 
+#: A calendar date in an expression (the 1.5B wrote `24 * (2025-02-01 - 2025-01-01)`).
+_DATE = re.compile(r"\b\d{4}-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])\b")
+
+
 def calculate(
     expression: Annotated[
         str,
@@ -281,6 +286,10 @@ def calculate(
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
     if not text or len(text) > 500:
         raise ToolError("the expression must be 1 to 500 characters long")
+    date = _DATE.search(text)
+    if date is not None:
+        # Read as arithmetic, 2025-02-01 is 2022 (or Python's octal notice, for 02).
+        raise ToolError(f"{date.group()!r} is a date, not a number: this tool takes numbers only")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:

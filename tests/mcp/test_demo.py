@@ -247,6 +247,11 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("calculate", {"expression": "__import__('os')"}, "\"__import__('os')\" is not allowed"),
     ("calculate", {"expression": "1 / (2 - 2)"}, "division by zero"),
     (
+        "calculate",
+        {"expression": "24 * (2025-02-01 - 2025-01-01)"},
+        "'2025-02-01' is a date, not a number: this tool takes numbers only",
+    ),
+    (
         "convert_time_zone",
         {"time": "2025-01-01 10:00", "from_zone": "Pariss", "to_zone": "UTC"},
         "Did you mean 'Europe/Paris'?",
