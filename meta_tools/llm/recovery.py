@@ -83,8 +83,14 @@ _WRAPPING = re.compile(r"(?:\s|```(?:json)?|</?[A-Za-z_][\w-]*(?:\s[^<>]*)?>|[,\
 #: A reply of bare tags and fences only: neither a call nor an answer (`[]` says "no
 #: call"; a tag with attributes is judged as an element call, or is text).
 _MARKUP_ONLY = re.compile(r"\s*(?:(?:```(?:json)?|</?[A-Za-z_][\w-]*\s*/?>)\s*)+")
-#: The opening of a fenced tool result (`category.turns.fence_result`), as a model copies it.
-_RESULT_TAG = re.compile(r'<\s*tool_result\s+tool\s*=\s*"(?P<tool>[^"<>]{1,200})"', re.IGNORECASE)
+#: A fenced tool result (`category.turns.fence_result`) as a model copies it, to its
+#: closing tag or the end of the reply, in the `<tool_response>` of Qwen's template or not.
+_RESULT_FENCE = re.compile(
+    r"(?:<\s*tool_response\s*>\s*)?"
+    r'<\s*tool_result\s+tool\s*=\s*"(?P<tool>[^"<>]{1,200})"[^>]{0,200}>'
+    r".*?(?:<\s*/\s*tool_result\s*>(?:\s*<\s*/\s*tool_response\s*>)?|\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
 #: Where a call can be written at all.
 _MAY_HOLD_CALL = re.compile(r"[{<\[]")
 #: Calls and marks of a reply looked for, as written, in the request's texts (each look
@@ -442,33 +448,34 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         # Seen with the 1.5B offered a category named "tools": `<tools></tools>`.
         shown = clipped(text.strip(), 40)
         return turn.model_copy(update={"unread_call": f"it holds only {shown!r}, no call"})
-    made_up = _made_up_result(text, request)
-    if made_up is not None:
-        problem = (
-            f"it holds a result of {made_up} written by you, not returned by the tool;"
-            f' to run it, reply with {{"name": "{made_up}", "arguments": {{...}}}}'
-        )
-        return turn.model_copy(update={"unread_call": problem})
+    kept = _without_made_up_results(text, request)
+    if kept != text:
+        left = None if not kept.strip() or _MARKUP_ONLY.fullmatch(kept) else kept.strip()
+        return turn.model_copy(update={"text": left})
     return turn
 
 
-def _made_up_result(text: str, request: ChatRequest) -> str | None:
-    """An offered tool whose result `text` fences although none came back: the call it meant.
+def _without_made_up_results(text: str, request: ChatRequest) -> str:
+    """`text` without the results it fences of offered tools that no call returned.
 
     Seen with the 1.5B in a category: after one call, it replied with a
     `<tool_result tool="team_petstore__loginUser" status="ok">` fence of its own,
-    for the next tool it meant to call, and that stood as the run's answer. A fence
-    of a tool whose result the conversation holds is an echo, left as the answer.
+    and that stood as the run's answer: a login that never happened. What is left
+    is the answer (nothing: the run ends with its results). Told instead that it had
+    written the result itself, it wrote the same fence again, 22 times of 22 in the
+    v9 catalog run. A fence of a tool whose result the conversation holds is an
+    echo, left as it is.
     """
     offered = [tool.name for tool in request.tools]
     returned = "\n".join(m.content for m in request.messages if m.role == "tool")
-    for match in _RESULT_TAG.finditer(text):
+
+    def made_up(match: re.Match[str]) -> bool:
         written = match.group("tool")
         name = offered_name(written, offered)
         echoed = f'tool="{name}"' in returned or f'tool="{written}"' in returned
-        if name is not None and not echoed:
-            return name
-    return None
+        return name is not None and not echoed
+
+    return _RESULT_FENCE.sub(lambda m: "" if made_up(m) else m.group(), text)
 
 
 async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

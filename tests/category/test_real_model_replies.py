@@ -113,26 +113,23 @@ async def test_a_call_that_cannot_be_read_is_answered_so_the_model_retries(
     }
 
 
-async def test_a_result_written_for_a_tool_that_did_not_run_is_answered_as_its_call(
+async def test_a_result_written_for_a_tool_that_did_not_run_is_no_answer(
     llm_server: FakeLLMServer,
 ) -> None:
-    """Seen with the 1.5B in a category of 2,009 tools' catalog: after one call it wrote
-    a fenced result of the next tool it meant to call, which stood as the run's answer."""
+    """Seen with the 1.5B in a category of the 2,009 tools' catalog: after one call it wrote
+    a fenced result of a tool that never ran, which stood as the run's answer."""
     made_up = '<tool_response>\n<tool_result tool="calculate" status="ok">\n8\n</tool_result>'
     llm_server.enqueue(
         text('{"name": "describe_date", "arguments": {"date": "2025-12-25"}}'),
         text(made_up),
-        text('{"name": "calculate", "arguments": {"expression": "3 + 5"}}'),
-        text("A Thursday; 3 + 5 = 8."),
     )
     tools = [tool(describe_date), tool(calculate)]
     async with local_model(llm_server) as model:
         category = CategoryManager("Days and sums", "Weekdays and arithmetic.", tools, model)
         result = await category.run("Weekday of the date, and 3 + 5", "2025-12-25")
-    assert [e.tool for e in result.executions] == ["describe_date", "calculate"]
-    assert (result.status, result.summary) == ("success", "A Thursday; 3 + 5 = 8.")
-    told = llm_server.requests[2].body["messages"][-1]["content"]
-    assert "it holds a result of calculate written by you, not returned by the tool" in told
+    assert [e.tool for e in result.executions] == ["describe_date"]
+    assert (result.status, result.usage.llm_calls) == ("success", 2)
+    assert "Thursday" in result.summary and "calculate" not in result.summary
 
 
 async def test_with_recovery_turned_off_a_written_call_is_the_text_it_was(

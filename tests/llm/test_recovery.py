@@ -167,17 +167,16 @@ def test_a_reply_of_tags_alone_is_flagged_so_the_model_is_asked_again(text: str)
     assert recover_turn(AssistantTurn(text=text), ask("x", tools=False)).unread_call is None
 
 
-def test_a_result_the_model_wrote_itself_is_flagged_as_the_call_it_meant() -> None:
+def test_a_result_the_model_wrote_itself_is_no_answer() -> None:
     """Seen with the 1.5B in a category: after one call it replied with a fenced result
-    of the next tool it meant to call, and that stood as the run's answer."""
+    of a tool that never ran, and that stood as the run's answer."""
     made_up = '<tool_response>\n<tool_result tool="Calc_Add" status="ok">\n3\n</tool_result>'
-    turn = recover_turn(AssistantTurn(text=made_up), ask("1+2?"))
-    assert turn.tool_calls == []
-    assert turn.unread_call == (
-        "it holds a result of calc_add written by you, not returned by the tool;"
-        ' to run it, reply with {"name": "calc_add", "arguments": {...}}'
-    )
-    assert nudge(turn, 0) is not None
+    turn = recover_turn(AssistantTurn(text=made_up + "\n</tool_response>"), ask("1+2?"))
+    assert (turn.text, turn.tool_calls, turn.unread_call) == (None, [], None)
+    beside = recover_turn(AssistantTurn(text=f"It is 3. {made_up}"), ask("1+2?"))
+    assert beside.text == "It is 3."
+    unclosed = recover_turn(AssistantTurn(text='Sure. <tool_result tool="calc_add">3'), ask("x"))
+    assert unclosed.text == "Sure."
 
 
 def test_an_echo_of_a_real_result_or_a_fence_of_no_offered_tool_is_text() -> None:
