@@ -448,14 +448,16 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         # Seen with the 1.5B offered a category named "tools": `<tools></tools>`.
         shown = clipped(text.strip(), 40)
         return turn.model_copy(update={"unread_call": f"it holds only {shown!r}, no call"})
-    kept = _without_made_up_results(text, request)
+    kept = _without_made_up_results(text, [tool.name for tool in request.tools], quotes)
     if kept != text:
         left = None if not kept.strip() or _MARKUP_ONLY.fullmatch(kept) else kept.strip()
         return turn.model_copy(update={"text": left})
     return turn
 
 
-def _without_made_up_results(text: str, request: ChatRequest) -> str:
+def _without_made_up_results(
+    text: str, offered: Collection[str], quotes: Callable[[], Quotes]
+) -> str:
     """`text` without the results it fences of offered tools that no call returned.
 
     Seen with the 1.5B in a category: after one call, it replied with a
@@ -463,19 +465,18 @@ def _without_made_up_results(text: str, request: ChatRequest) -> str:
     and that stood as the run's answer: a login that never happened. What is left
     is the answer (nothing: the run ends with its results). Told instead that it had
     written the result itself, it wrote the same fence again, 22 times of 22 in the
-    v9 catalog run. A fence of a tool whose result the conversation holds is an
-    echo, left as it is.
+    v9 catalog run. A fence that the messages it read already hold (a real result,
+    or one quoted by a user or a page) is an echo, left as it is.
     """
-    offered = [tool.name for tool in request.tools]
-    returned = "\n".join(m.content for m in request.messages if m.role == "tool")
 
-    def made_up(match: re.Match[str]) -> bool:
+    def kept(match: re.Match[str]) -> str:
         written = match.group("tool")
         name = offered_name(written, offered)
-        echoed = f'tool="{name}"' in returned or f'tool="{written}"' in returned
-        return name is not None and not echoed
+        if name is None or any(quotes().holds_text(f'tool="{n}"') for n in (name, written)):
+            return match.group()
+        return ""
 
-    return _RESULT_FENCE.sub(lambda m: "" if made_up(m) else m.group(), text)
+    return _RESULT_FENCE.sub(kept, text)
 
 
 async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

@@ -187,9 +187,13 @@ def test_an_echo_of_a_real_result_or_a_fence_of_no_offered_tool_is_text() -> Non
         Message(role="assistant", tool_calls=[call]),
         Message(role="tool", tool_call_id=call.id, name="calc_add", content=fence),
     ]
-    assert recover_turn(AssistantTurn(text=fence), answered).unread_call is None
+    assert recover_turn(AssistantTurn(text=fence), answered).text == fence
+    quoted = recover_turn(AssistantTurn(text=fence), ask(f"What does {fence} mean?"))
+    assert quoted.text == fence
     other = fence.replace("calc_add", "weather")
-    assert recover_turn(AssistantTurn(text=other), ask("1+2?")).unread_call is None
+    assert recover_turn(AssistantTurn(text=other), ask("1+2?")).text == other
+    for kept in (fence, other):
+        assert recover_turn(AssistantTurn(text=kept), answered).unread_call is None
 
 
 def test_recover_turn_flags_a_call_it_cannot_read() -> None:
