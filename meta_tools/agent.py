@@ -168,12 +168,12 @@ class MainAgent:
                     # with its result. Seen with the 1.5B offered a category named
                     # "tools": it replied `<tools></tools>` again after the nudge.
                     routed = True
-                    came, messages = await self._router_call(
+                    came, exchange = await self._router_call(
                         ANY_CATEGORY, text, text, text, on_step
                     )
                     if came.result is not None:
                         results.append(came.result)
-                        turn.extend(messages)
+                        turn.extend(exchange)
                         continue
                 # A call it still could not write is no answer when categories found one.
                 answer = "" if reply.unread_call and results else (reply.text or "").strip()
@@ -391,12 +391,12 @@ class MainAgent:
             )
             if target is None:
                 continue
-            came, routed = await self._router_call(
+            came, exchange = await self._router_call(
                 target.slug, result.remainder, exact_input, text, on_step
             )
             if came.result is not None:
                 results.append(came.result)
-            messages.extend(routed)
+            messages.extend(exchange)
         return messages
 
     async def _router_call(
