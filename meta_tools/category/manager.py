@@ -41,6 +41,7 @@ from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
+from .spread import spread_turn
 from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
 from .turns import (
     CONTROL_TOOLS,
@@ -287,6 +288,7 @@ class CategoryManager:
                 state.nudges += 1
                 state.messages.extend(retry)
                 continue
+            turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
             outcome = classify_turn(
                 turn.model_copy(update={"text": None}) if turn.unread_call else turn
