@@ -32,7 +32,7 @@ def spread_turn(turn: AssistantTurn, tools: Sequence[BaseTool], limit: int) -> A
     for call in turn.tool_calls:
         schema = schemas.get(call.name)
         calls.extend(_spread(call, schema, limit) if schema is not None else [call])
-    if len(calls) == len(turn.tool_calls):
+    if calls == turn.tool_calls:
         return turn
     return turn.model_copy(update={"tool_calls": calls})
 

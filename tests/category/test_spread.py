@@ -95,6 +95,13 @@ async def test_a_call_with_no_single_reading_is_left_as_written(
     assert "gene" in (result.executions[0].error or "")
 
 
+async def test_a_one_item_list_for_a_single_value_is_that_value() -> None:
+    manager, _ = run_one_call({"gene": ["BRCA1"]})
+    result = await manager.run("Sequence", "BRCA1")  # type: ignore[attr-defined]
+    assert ran == ["BRCA1/Homo sapiens/None"]
+    assert [e.arguments for e in result.executions] == [{"gene": "BRCA1"}]
+
+
 async def test_a_list_at_a_list_parameter_is_one_call() -> None:
     manager, _ = run_one_call({"location": "New York", "dietary": ["vegan", "gluten-free"]})
     result = await manager.run("Restaurants", "vegan and gluten-free in New York")  # type: ignore[attr-defined]
