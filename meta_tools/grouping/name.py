@@ -49,13 +49,16 @@ def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list
         inside.update(said[position])
     overall = grouping.said_by
     count = len(said)
-    # a word must be shared by two tools of the group, unless the group is that small
+    # a word must be shared by two tools of the group, unless the group is that small;
+    # one that every tool says (a catalog's boilerplate: each BFCL description ends
+    # "Note that the provided function is in Python 3 syntax") tells no group apart
     floor = 2 if len(members) > 2 else 1
     scores = {
-        term: (share / len(members)) * math.log(1 + count / overall[term])
+        term: (share / len(members)) * math.log(count / overall[term])
         for term, share in inside.items()
         if share >= floor and term.isalpha() and len(term) > 2 and term not in _GENERAL
     }
+    scores = {term: score for term, score in scores.items() if score > 0}
     ranked = sorted(scores, key=lambda t: (-scores[t], t))
     words: list[str] = []
     for term in ranked:

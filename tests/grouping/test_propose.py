@@ -115,9 +115,9 @@ def test_drafts_are_named_from_the_tools_words_and_make_a_config() -> None:
     drafts = draft_categories(TOOLS, [""] * len(TOOLS), k=2)
     by_first = {d.tools[0]: d for d in drafts}
     weather = by_first["get_forecast"]
-    assert weather.name == "City & Weather"
+    assert weather.name == "Weather & City"
     assert weather.description == (
-        "City, weather and rain: tools such as get_forecast, get_rain_radar and air_quality"
+        "Weather, city and rain: tools such as get_forecast, get_rain_radar and air_quality"
         " and 1 more."
     )
     assert (
@@ -127,6 +127,16 @@ def test_drafts_are_named_from_the_tools_words_and_make_a_config() -> None:
     config = config_with(drafts, {"defaults": {"max_iterations": 3}})
     assert list(config) == ["defaults", *(d.name for d in drafts)]
     assert config[weather.name]["tools"] == list(weather.tools)
+
+
+def test_words_every_tool_says_name_no_group() -> None:
+    # Every BFCL description ends with this sentence; its words once named groups.
+    boilerplate = " Note that the provided function is in Python 3 syntax."
+    tools = [sample_tool(t.name, t.description + boilerplate, *t.args) for t in [*WEATHER, *MUSIC]]
+    drafts = draft_categories(tools, [""] * len(tools), k=2)
+    said = " ".join(f"{d.name} {d.description}".lower() for d in drafts)
+    assert not {"note", "provided", "python", "syntax"} & set(said.replace(",", " ").split())
+    assert sorted(d.name for d in drafts) == ["Artist & Music", "Weather & City"]
 
 
 def test_by_server_drafts_are_named_after_their_servers() -> None:
