@@ -50,11 +50,13 @@ def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list
     overall = grouping.said_by
     count = len(said)
     # a word must be shared by two tools of the group, unless the group is that small;
-    # one that every tool says (a catalog's boilerplate: each BFCL description ends
-    # "Note that the provided function is in Python 3 syntax") tells no group apart
+    # beside other groups, one that every tool says (a catalog's boilerplate: each BFCL
+    # description ends "Note that the provided function is in Python 3 syntax") tells
+    # no group apart; a lone group is named by the words its tools share most
     floor = 2 if len(members) > 2 else 1
+    alone = len(grouping.groups) == 1
     scores = {
-        term: (share / len(members)) * math.log(count / overall[term])
+        term: (share / len(members)) * (1.0 if alone else math.log(count / overall[term]))
         for term, share in inside.items()
         if share >= floor and term.isalpha() and len(term) > 2 and term not in _GENERAL
     }

@@ -137,6 +137,9 @@ def test_words_every_tool_says_name_no_group() -> None:
     said = " ".join(f"{d.name} {d.description}".lower() for d in drafts)
     assert not {"note", "provided", "python", "syntax"} & set(said.replace(",", " ").split())
     assert sorted(d.name for d in drafts) == ["Artist & Music", "Weather & City"]
+    # A lone group has no other to be told apart from: the words all its tools say name it.
+    (alone,) = draft_categories(WEATHER, [""] * len(WEATHER), k=1)
+    assert alone.name == "City & Weather"
 
 
 def test_by_server_drafts_are_named_after_their_servers() -> None:
