@@ -231,6 +231,8 @@ async def run_pooled(
     catalog = PooledCatalog(pool, counter, top_k=top_k)
     tools = catalog.tools
     _say(f"pooled catalog: {len(tools)} functions in {len(catalog.meta.categories)} categories")
+    reach = _reach(catalog, [e for drawn in samples.values() for e in drawn.entries])
+    _say(f"without a model: {_shown_reach(reach)}")
     rows, finished = kept_rows(done, _ids(samples), sides)
     for category, drawn in samples.items():
         for entry in drawn.entries:
@@ -254,11 +256,33 @@ async def run_pooled(
         "categories": len(catalog.meta.categories),
         "category_sizes": sorted((len(d.tools) for d in catalog.drafts), reverse=True),
         "top_k": top_k,
+        "reach": reach,
         "entries": _drawn(samples),
         "by_category": _by_category(rows, sides),
         "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
+
+
+def _reach(catalog: PooledCatalog, entries: Sequence[Entry]) -> dict[str, int]:
+    """How often each side can reach a right function at all, before any model call
+    (`PooledCatalog.reach`): in the ranking's first or top 3 categories, in retrieval's top k."""
+    found = [catalog.reach(entry) for entry in entries]
+    return {
+        "questions": len(found),
+        "gold_category_first": sum(place == 0 for place, _ in found),
+        "gold_category_top3": sum(place is not None and place < 3 for place, _ in found),
+        "retrieval_holds_gold": sum(held for _, held in found),
+    }
+
+
+def _shown_reach(reach: Mapping[str, int]) -> str:
+    return (
+        f"of {reach['questions']} questions, a function of the name the answer calls is in"
+        f" the ranking's first category for {reach['gold_category_first']}, in its top 3 for"
+        f" {reach['gold_category_top3']}, and in retrieval's top k for"
+        f" {reach['retrieval_holds_gold']}"
+    )
 
 
 def _percent(summary: Mapping[str, Any], key: str = "accuracy") -> str:
@@ -300,7 +324,9 @@ def show_pooled(title: str, found: Mapping[str, Any]) -> str:
                "first category", "LLM calls", "prompt tokens", "wall s"]  # fmt: skip
     heading = (f"### {title}: {found['functions']:,} functions, {found['categories']} categories"
                f" by topic, retrieval top {found['top_k']}")  # fmt: skip
-    return heading + "\n\n" + table(headers, rows)
+    reach = found.get("reach")
+    note = f"\n\nWithout a model: {_shown_reach(reach)}." if reach else ""
+    return heading + "\n\n" + table(headers, rows) + note
 
 
 def differences() -> str:

@@ -450,6 +450,15 @@ async def test_the_pooled_setting_asks_through_the_hierarchy_and_retrieval_and_m
     for side in ("hierarchy", "retrieval"):
         assert result["sides"][side]["accuracy"] == 1.0, side
     assert result["sides"]["hierarchy"]["first_category"] == 1.0
+    # Counted without a model: what each side could reach at all.
+    places = {e.id: catalog.reach(e) for e in asked}
+    assert result["reach"] == {
+        "questions": 2,
+        "gold_category_first": sum(p == 0 for p, _ in places.values()),
+        "gold_category_top3": sum(p is not None and p < 3 for p, _ in places.values()),
+        "retrieval_holds_gold": sum(held for _, held in places.values()),
+    }
+    assert places["live_simple_26-6-0"] == (0, True)  # the uber ride: found by both
     ride = next(r for r in result["runs"] if r["task"] == "live_simple_26-6-0")
     assert ride["bfcl_calls"][0][0] == "uber.ride" and ride["calls"][0].startswith("uber_ride_2(")
 
