@@ -10,9 +10,10 @@ text, and repeats until the model answers in words.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from .category.result import CategoryResult
 from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import arecover_turn, nudge
+from .llm.recovery import arecover_turn, nudge, offered_name
 from .llm.text_calls import TextCalls
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from .router.manager import ANY_CATEGORY, MetaManager
@@ -99,6 +100,31 @@ class CategoryReturned:
 AgentStep = CategoryCalled | CategoryReturned | RunEvent
 StepSink = Callable[[AgentStep], Awaitable[None]]
 
+#: "you can use the `files` tool to ...": a reply that tells the user to use a tool.
+_TOLD_TO_USE = re.compile(
+    r"\b(?:use|using|call|calling|run|running)\s+(?:the\s+)?[`'\"]?(?P<name>[\w.-]{1,64})",
+    re.IGNORECASE,
+)
+#: A reply that says something cannot be done is an answer, whatever tools it names.
+_REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
+
+
+def tells_to_use(text: str, offered: Collection[str]) -> bool:
+    """Whether a reply tells the user to use offered categories instead of calling them.
+
+    Seen with the 1.5B, in two runs of the demo a day apart: asked for the port set in
+    `config.ini`, it answered "you can use the `files` tool to list the contents of the
+    project folder [...], you can use the `text_analysis` tool to extract the port".
+    A reply that says something cannot be done is an answer, whatever it names: it may
+    point to a tool while declining.
+    """
+    if _REFUSAL.search(text):
+        return False
+    return any(
+        offered_name(match.group("name"), offered) is not None
+        for match in _TOLD_TO_USE.finditer(text)
+    )
+
 
 class MainAgent:
     """A conversation with a model that sees only the category tools of `meta`.
@@ -162,11 +188,17 @@ class MainAgent:
                 turn.extend(retry)
                 continue
             if not reply.tool_calls:
-                if reply.unread_call and not results and not routed:
-                    # Nudged and still unreadable, no category called yet: the category
-                    # that ranks best for the message takes it, and the model answers
-                    # with its result. Seen with the 1.5B offered a category named
-                    # "tools": it replied `<tools></tools>` again after the nudge.
+                # No category called yet, and the reply is a call still unreadable after
+                # the nudges (the 1.5B offered a category named "tools" replied
+                # `<tools></tools>` again), or tells the user to use categories: the
+                # message goes to the category that ranks best for it, and the model
+                # answers with its result.
+                offered = [t.name for t in request.tools]
+                if (
+                    not results
+                    and not routed
+                    and (reply.unread_call or tells_to_use(reply.text or "", offered))
+                ):
                     routed = True
                     came, exchange = await self._router_call(
                         ANY_CATEGORY, text, text, text, on_step

@@ -101,6 +101,44 @@ async def test_an_unreadable_call_no_category_fits_is_returned_as_it_was_written
     assert category.requests == []
 
 
+async def test_a_reply_telling_the_user_to_use_a_category_runs_the_message_there() -> None:
+    """Seen with the 1.5B in two demo runs: "you can use the `files` tool to list ..."."""
+    told = AssistantTurn(text="To find the weekday, you can use the `dates` tool with the date.")
+    script = ScriptedModel([told, AssistantTurn(text="A Thursday.")])
+    category = thursday_category()
+    question = "What weekday is 2025-12-25?"
+    answer = await MainAgent(script, dates(category)).ask(question)
+    assert answer == "A Thursday."
+    assert read_task(category.requests[0].messages[-1].content or "") == (question, question)
+    told_back = script.requests[-1].messages
+    assert told_back[-1].role == "tool" and "2025-12-25 is a Thursday." in told_back[-1].content
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sorry, I can't book flights. You could use the `dates` tool to check the weekday.",
+        "The `dates` category does not book flights; use it for weekdays only.",
+        "Hello! Ask me about dates.",
+    ],
+)
+async def test_a_reply_that_declines_or_names_no_tool_to_use_is_the_answer(reply: str) -> None:
+    category = ScriptedModel([])
+    main = ScriptedModel([AssistantTurn(text=reply)])
+    answer = await MainAgent(main, dates(category)).ask("Book me a flight to Rome on 2025-12-25")
+    assert answer == reply
+    assert category.requests == []
+
+
+async def test_after_a_category_call_a_reply_naming_a_tool_to_use_is_the_answer() -> None:
+    final = "It is a Thursday. Next time you can use the `dates` tool yourself."
+    main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text=final)])
+    category = thursday_category()
+    answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
+    assert answer == final
+    assert len(category.requests) == 2  # one run only
+
+
 async def test_the_category_tools_are_offered_without_the_notes_the_instructions_give() -> None:
     meta = dates(thursday_category())
     main = ScriptedModel([ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")])
