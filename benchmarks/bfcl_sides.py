@@ -186,7 +186,7 @@ class PooledCatalog:
         function of the name the answer calls (None: none does), and whether retrieval's
         top-k holds one. By name, as BFCL's checker scores: another entry's function of
         that name, called with the answer's arguments, is right too."""
-        wanted = {name for answer in entry.answer or () for name in answer}
+        wanted = _answer_names(entry)
         gold = {t.name for t in self.tools if t.bfcl_name in wanted}
         categories = {self.category_of[name] for name in gold}
         ranked = [r.category.slug for r in self.meta.rank(entry.prompt)]
@@ -195,7 +195,7 @@ class PooledCatalog:
 
     def gold_tools(self, entry: Entry) -> set[str]:
         """The pooled functions the entry's answer calls (its own, by name and schema)."""
-        wanted = {name for answer in entry.answer or () for name in answer}
+        wanted = _answer_names(entry)
         own = {json.dumps(f, sort_keys=True) for f in entry.functions}
         return {
             t.name
@@ -206,6 +206,11 @@ class PooledCatalog:
     def gold_categories(self, entry: Entry) -> set[str]:
         """The categories holding one of the functions the entry's answer calls."""
         return {self.category_of[name] for name in self.gold_tools(entry)}
+
+
+def _answer_names(entry: Entry) -> set[str]:
+    """BFCL's names of the functions the entry's answer calls."""
+    return {name for answer in entry.answer or () for name in answer}
 
 
 async def ask_pooled(

@@ -109,7 +109,7 @@ _TOLD_TO_USE = re.compile(
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
-def tells_to_use(text: str, offered: Collection[str]) -> bool:
+def _tells_to_use(text: str, offered: Collection[str]) -> bool:
     """Whether a reply tells the user to use offered categories instead of calling them.
 
     Seen with the 1.5B, in two runs of the demo a day apart: asked for the port set in
@@ -193,11 +193,13 @@ class MainAgent:
                 # `<tools></tools>` again), or tells the user to use categories: the
                 # message goes to the category that ranks best for it, and the model
                 # answers with its result.
-                offered = [t.name for t in request.tools]
                 if (
                     not results
                     and not routed
-                    and (reply.unread_call or tells_to_use(reply.text or "", offered))
+                    and (
+                        reply.unread_call
+                        or _tells_to_use(reply.text or "", [t.name for t in request.tools])
+                    )
                 ):
                     routed = True
                     came, exchange = await self._router_call(

@@ -27,6 +27,8 @@ _SINGLE_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
 
 def spread_turn(turn: AssistantTurn, tools: Sequence[BaseTool], limit: int) -> AssistantTurn:
     """`turn` with each call spread into one call per value (at most `limit` each)."""
+    if not turn.tool_calls:
+        return turn
     schemas = {tool.name: tool.parameters_schema for tool in tools}
     calls: list[ToolCall] = []
     for call in turn.tool_calls:

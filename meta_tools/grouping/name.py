@@ -58,9 +58,12 @@ def distinctive_words(grouping: Grouping, index: int, *, limit: int = 8) -> list
     scores = {
         term: (share / len(members)) * (1.0 if alone else math.log(count / overall[term]))
         for term, share in inside.items()
-        if share >= floor and term.isalpha() and len(term) > 2 and term not in _GENERAL
+        if share >= floor
+        and term.isalpha()
+        and len(term) > 2
+        and term not in _GENERAL
+        and (alone or overall[term] < count)
     }
-    scores = {term: score for term, score in scores.items() if score > 0}
     ranked = sorted(scores, key=lambda t: (-scores[t], t))
     words: list[str] = []
     for term in ranked:

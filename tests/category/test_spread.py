@@ -25,7 +25,9 @@ def find_restaurants(location: str, dietary: list[str]) -> str:
     return f"restaurants in {location}"
 
 
-def run_one_call(arguments: dict[str, object], **options: int) -> tuple[object, ScriptedModel]:
+def run_one_call(
+    arguments: dict[str, object], **options: int
+) -> tuple[CategoryManager, ScriptedModel]:
     name = "find_restaurants" if "dietary" in arguments else "protein_sequence"
     model = ScriptedModel(
         [AssistantTurn(tool_calls=[ToolCall(name=name, arguments=arguments)]), _answer]
@@ -49,7 +51,7 @@ async def test_lists_of_one_length_at_single_valued_parameters_run_once_per_posi
     manager, model = run_one_call(
         {"gene": ["BRCA1", "BRCA2"], "species": ["Homo sapiens", "Pan troglodytes"], "note": "x"}
     )
-    result = await manager.run("Protein sequences", "BRCA1 in humans, BRCA2 in chimps")  # type: ignore[attr-defined]
+    result = await manager.run("Protein sequences", "BRCA1 in humans, BRCA2 in chimps")
 
     assert result.status == "success"
     assert sorted(ran) == ["BRCA1/Homo sapiens/x", "BRCA2/Pan troglodytes/x"]  # they run at once
@@ -69,7 +71,7 @@ async def test_a_list_beside_single_values_spreads_and_an_optional_parameter_cou
     None
 ):
     manager, _ = run_one_call({"gene": "TP53", "note": ["a", "b", "c"]})
-    result = await manager.run("Sequences", "TP53 three times")  # type: ignore[attr-defined]
+    result = await manager.run("Sequences", "TP53 three times")
     assert sorted(ran) == ["TP53/Homo sapiens/a", "TP53/Homo sapiens/b", "TP53/Homo sapiens/c"]
     assert result.status == "success"
 
@@ -88,7 +90,7 @@ async def test_a_call_with_no_single_reading_is_left_as_written(
     arguments: dict[str, object], why: str
 ) -> None:
     manager, _ = run_one_call(arguments, max_calls_per_round=2)
-    result = await manager.run("Sequences", "some genes")  # type: ignore[attr-defined]
+    result = await manager.run("Sequences", "some genes")
 
     assert ran == [], why
     assert [e.ok for e in result.executions] == [False]
@@ -97,13 +99,13 @@ async def test_a_call_with_no_single_reading_is_left_as_written(
 
 async def test_a_one_item_list_for_a_single_value_is_that_value() -> None:
     manager, _ = run_one_call({"gene": ["BRCA1"]})
-    result = await manager.run("Sequence", "BRCA1")  # type: ignore[attr-defined]
+    result = await manager.run("Sequence", "BRCA1")
     assert ran == ["BRCA1/Homo sapiens/None"]
     assert [e.arguments for e in result.executions] == [{"gene": "BRCA1"}]
 
 
 async def test_a_list_at_a_list_parameter_is_one_call() -> None:
     manager, _ = run_one_call({"location": "New York", "dietary": ["vegan", "gluten-free"]})
-    result = await manager.run("Restaurants", "vegan and gluten-free in New York")  # type: ignore[attr-defined]
+    result = await manager.run("Restaurants", "vegan and gluten-free in New York")
     assert ran == ["New York:vegan+gluten-free"]
     assert len(result.executions) == 1
