@@ -13,7 +13,7 @@ import json
 import re
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,21 +109,21 @@ _TOLD_TO_USE = re.compile(
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
-def _tells_to_use(text: str, offered: Collection[str]) -> bool:
-    """Whether a reply tells the user to use offered categories instead of calling them.
+def _tells_to_use(text: str, is_tool: Callable[[str], bool]) -> bool:
+    """Whether a reply tells the user to use tools instead of calling them.
 
     Seen with the 1.5B, in two runs of the demo a day apart: asked for the port set in
     `config.ini`, it answered "you can use the `files` tool to list the contents of the
-    project folder [...], you can use the `text_analysis` tool to extract the port".
-    A reply that says something cannot be done is an answer, whatever it names: it may
-    point to a tool while declining.
+    project folder [...], you can use the `text_analysis` tool to extract the port";
+    and on BFCL's pooled catalog, "I will use the
+    `EventSettingsApi_get_custom_event_specification` function." `is_tool` says whether
+    a name is an offered category or a tool of the router: "use the `print` function"
+    in an answer about Python names neither. A reply that says something cannot be
+    done is an answer, whatever it names: it may point to a tool while declining.
     """
     if _REFUSAL.search(text):
         return False
-    return any(
-        offered_name(match.group("name"), offered) is not None
-        for match in _TOLD_TO_USE.finditer(text)
-    )
+    return any(is_tool(match.group("name")) for match in _TOLD_TO_USE.finditer(text))
 
 
 class MainAgent:
@@ -198,7 +198,7 @@ class MainAgent:
                     and not routed
                     and (
                         reply.unread_call
-                        or _tells_to_use(reply.text or "", [t.name for t in request.tools])
+                        or _tells_to_use(reply.text or "", self._names_a_tool(request))
                     )
                 ):
                     routed = True
@@ -338,6 +338,13 @@ class MainAgent:
             parts.insert(0, named)
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
+
+    def _names_a_tool(self, request: ChatRequest) -> Callable[[str], bool]:
+        """Whether a name is one of the categories `request` offers, or a tool of the router."""
+        offered = [t.name for t in request.tools]
+        return lambda name: (
+            offered_name(name, offered) is not None or self.meta.tool_holder(name) is not None
+        )
 
     async def routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         """`reply` with the calls it wrote as text to names that are no category.

@@ -101,9 +101,19 @@ async def test_an_unreadable_call_no_category_fits_is_returned_as_it_was_written
     assert category.requests == []
 
 
-async def test_a_reply_telling_the_user_to_use_a_category_runs_the_message_there() -> None:
-    """Seen with the 1.5B in two demo runs: "you can use the `files` tool to list ..."."""
-    told = AssistantTurn(text="To find the weekday, you can use the `dates` tool with the date.")
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # Seen with the 1.5B in two demo runs: "you can use the `files` tool to list ...".
+        "To find the weekday, you can use the `dates` tool with the date.",
+        # Seen on BFCL's pooled catalog: a tool of the router, which only categories offer.
+        "To find the weekday, I will use the `describe_date` function.",
+    ],
+)
+async def test_a_reply_telling_the_user_to_use_a_tool_runs_the_message_in_a_category(
+    reply: str,
+) -> None:
+    told = AssistantTurn(text=reply)
     script = ScriptedModel([told, AssistantTurn(text="A Thursday.")])
     category = thursday_category()
     question = "What weekday is 2025-12-25?"
@@ -120,6 +130,7 @@ async def test_a_reply_telling_the_user_to_use_a_category_runs_the_message_there
         "Sorry, I can't book flights. You could use the `dates` tool to check the weekday.",
         "The `dates` category does not book flights; use it for weekdays only.",
         "Hello! Ask me about dates.",
+        "You can use the `print` function: print('2025-12-25').",
     ],
 )
 async def test_a_reply_that_declines_or_names_no_tool_to_use_is_the_answer(reply: str) -> None:
