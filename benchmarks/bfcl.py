@@ -234,17 +234,17 @@ async def run_pooled(
     reach = _reach(catalog, [e for drawn in samples.values() for e in drawn.entries])
     _say(f"without a model: {_shown_reach(reach)}")
     rows, finished = kept_rows(done, _ids(samples), sides)
+    entries = {e.id: e for drawn in samples.values() for e in drawn.entries}
+    for row in rows:  # kept rows are judged as new ones are, whatever code stored them
+        _judge_first_category(row, catalog, entries[row["task"]])
     for category, drawn in samples.items():
         for entry in drawn.entries:
-            gold = catalog.gold_categories(entry)
             for side in sides:
                 if (entry.id, side) in finished:
                     continue
                 answered = await ask_pooled(counter, catalog, entry, side)
                 row = score(entry, category, side, answered)
-                if side == "hierarchy":
-                    first = answered.run.categories[:1]
-                    row["first_category_right"] = bool(first) and first[0] in gold
+                _judge_first_category(row, catalog, entry)
                 rows.append(row)
                 if on_row is not None:
                     on_row(rows)
@@ -262,6 +262,14 @@ async def run_pooled(
         "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
+
+
+def _judge_first_category(row: dict[str, Any], catalog: PooledCatalog, entry: Entry) -> None:
+    """A hierarchy row's `first_category_right`: its first category holds a function of
+    the name the answer calls (`PooledCatalog.gold_categories`)."""
+    if row["side"] == "hierarchy":
+        first = row["categories"][:1]
+        row["first_category_right"] = bool(first) and first[0] in catalog.gold_categories(entry)
 
 
 def _reach(catalog: PooledCatalog, entries: Sequence[Entry]) -> dict[str, int]:

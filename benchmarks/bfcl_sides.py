@@ -184,28 +184,21 @@ class PooledCatalog:
     def reach(self, entry: Entry) -> tuple[int | None, bool]:
         """Without a model: the ranking's place (0: first) of the best category holding a
         function of the name the answer calls (None: none does), and whether retrieval's
-        top-k holds one. By name, as BFCL's checker scores: another entry's function of
-        that name, called with the answer's arguments, is right too."""
-        wanted = _answer_names(entry)
-        gold = {t.name for t in self.tools if t.bfcl_name in wanted}
-        categories = {self.category_of[name] for name in gold}
+        top-k holds one."""
+        categories = self.gold_categories(entry)
         ranked = [r.category.slug for r in self.meta.rank(entry.prompt)]
         place = next((i for i, slug in enumerate(ranked) if slug in categories), None)
-        return place, any(t.name in gold for t in self.retrieve(entry.prompt))
-
-    def gold_tools(self, entry: Entry) -> set[str]:
-        """The pooled functions the entry's answer calls (its own, by name and schema)."""
         wanted = _answer_names(entry)
-        own = {json.dumps(f, sort_keys=True) for f in entry.functions}
-        return {
-            t.name
-            for t in self.tools
-            if t.bfcl_name in wanted and json.dumps(t.function, sort_keys=True) in own
-        }
+        return place, any(t.bfcl_name in wanted for t in self.retrieve(entry.prompt))
 
     def gold_categories(self, entry: Entry) -> set[str]:
-        """The categories holding one of the functions the entry's answer calls."""
-        return {self.category_of[name] for name in self.gold_tools(entry)}
+        """The categories holding a function of the name the answer calls.
+
+        By name, as BFCL's checker scores: another entry's function of that name,
+        called with the answer's arguments, is right too.
+        """
+        wanted = _answer_names(entry)
+        return {self.category_of[t.name] for t in self.tools if t.bfcl_name in wanted}
 
 
 def _answer_names(entry: Entry) -> set[str]:

@@ -459,6 +459,15 @@ async def test_the_pooled_setting_asks_through_the_hierarchy_and_retrieval_and_m
         "retrieval_holds_gold": sum(held for _, held in places.values()),
     }
     assert places["live_simple_26-6-0"] == (0, True)  # the uber ride: found by both
+    # By name, as BFCL's checker scores: either uber.ride, called right, is right.
+    rides = {catalog.category_of["uber_ride"], catalog.category_of["uber_ride_2"]}
+    assert catalog.gold_categories(found["live_simple_26-6-0"]) == rides
+    # Rows kept from an earlier run are judged again as new ones are (nothing is asked).
+    stale = [r | {"first_category_right": False} for r in result["runs"]]
+    again = await run_pooled(
+        ScriptedModel([]), pool, samples, ["hierarchy", "retrieval"], done=stale
+    )
+    assert again["sides"]["hierarchy"]["first_category"] == 1.0
     ride = next(r for r in result["runs"] if r["task"] == "live_simple_26-6-0")
     assert ride["bfcl_calls"][0][0] == "uber.ride" and ride["calls"][0].startswith("uber_ride_2(")
 
