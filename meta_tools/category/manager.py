@@ -24,7 +24,7 @@ from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolPack
-from ..tools.schema import RESERVED_TOOL_NAMES
+from ..tools.schema import DECLINE, RESERVED_TOOL_NAMES
 from .events import (
     Evaluated,
     EventSink,
@@ -51,6 +51,7 @@ from .turns import (
     Outcome,
     Requested,
     classify_turn,
+    echoes_instructions,
     recites_request,
     task_message,
     tool_definition,
@@ -316,6 +317,15 @@ class CategoryManager:
                     return result
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
+                case Answered(text) if echoes_instructions(
+                    text, _last_instructions(state.messages), state.objective
+                ):
+                    # A line of the prompt copied back ("call decline", "The task is still
+                    # open."): the results are the answer; a decline without any is one.
+                    if state.has_results:
+                        return self._result(run, "success", results_so_far(run.state))
+                    status: RunStatus = "no_suitable_tool" if DECLINE in text.lower() else "failed"
+                    return self._result(run, status, nothing_worked(state))
                 case Answered() if not state.has_results:
                     # No call worked, so the text has nothing to stand on (small models
                     # answer a failed calculation with a made-up number): say what failed.
@@ -480,3 +490,8 @@ class CategoryManager:
             return ToolsSelected(run_id, self.name, 1, names, took, *tokens)
         decision = "more_tools" if isinstance(outcome, Calls) else "final"
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
+
+
+def _last_instructions(messages: Sequence[Message]) -> str:
+    """The last user message of a run: the prompt the model's reply answers."""
+    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")

@@ -253,6 +253,24 @@ def recites_request(text: str, request: str) -> bool:
     return len(request) >= 40 and request[:80] in text  # a short request may be quoted
 
 
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def echoes_instructions(text: str, instructions: str, objective: str) -> bool:
+    """Whether an answer is a phrase of the loop's own instructions, copied back.
+
+    Seen with the 1.5B after a round, replying with a bullet of the evaluation
+    prompt: "call decline" (8 times over four runs' logs), "The task is still
+    open." (3), "The results answer the task." (2). The objective, which the prompt
+    quotes, does not count: an answer may repeat its words ("San Diego, CA").
+    """
+    said = _WORDS.findall(text.lower())
+    if not 2 <= len(said) <= 12:
+        return False
+    told = " ".join(_WORDS.findall(instructions.replace(objective, " ").lower()))
+    return f" {' '.join(said)} " in f" {told} "
+
+
 def task_message(
     objective: str,
     exact_input: str,

@@ -377,3 +377,37 @@ async def test_an_answer_that_copies_the_request_back_gives_the_results_instead(
         ]
     )
     assert (await dates(model).run("Weekday of the date", "2025-12-25")).summary == recited
+
+
+async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
+    """Seen with the 1.5B after a round: "call decline" (8 times in four runs' logs),
+    "The task is still open." (3), "The results answer the task." (2), as its reply."""
+    bad_date = ToolCall(name="describe_date", arguments={"date": "2025-13-45"})
+    model = ScriptedModel(
+        [AssistantTurn(tool_calls=[bad_date]), AssistantTurn(text="call decline")]
+    )
+    declined = await dates(model).run("Weekday of the date", "2025-13-45")
+    assert declined.status == "no_suitable_tool"  # as the decline it names: the router retries
+    assert declined.summary.startswith("No tool call worked. describe_date: ")
+    for echo in ("The task is still open.", "The results answer the task."):
+        call = ToolCall(name="describe_date", arguments=CHRISTMAS)
+        model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=echo)])
+        result = await dates(model).run("Weekday of the date", "2025-12-25")
+        assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
+
+
+@pytest.mark.parametrize(
+    ("objective", "answer"),
+    [
+        ("Weekday of 2025-12-25 for the party", "Thursday"),  # one word of the prompt
+        ("Weekday of the party on 2025-12-25", "the party on 2025-12-25"),  # the objective's words
+        ("Weekday of the date", "The task is done: a Thursday."),
+    ],
+)
+async def test_an_answer_that_shares_words_with_the_prompt_is_the_answer(
+    objective: str, answer: str
+) -> None:
+    call = ToolCall(name="describe_date", arguments=CHRISTMAS)
+    model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=answer)])
+    result = await dates(model).run(objective, "2025-12-25")
+    assert (result.status, result.summary) == ("success", answer)

@@ -291,6 +291,28 @@ async def test_a_declined_call_runs_in_the_next_ranked_category() -> None:
     assert json.loads(result.for_agent())["declined"] == ["Parcels"]
 
 
+async def test_a_decline_written_as_the_prompt_words_after_a_failed_call_runs_the_next_category() -> (
+    None
+):
+    """Seen with the 1.5B on demo task x5: `calculate` refused a date, the model replied
+    "call decline" as text, and the run ended failed where the dates category could go on."""
+
+    def reply(request: ChatRequest) -> AssistantTurn:
+        if category_named(request) == "Parcels":
+            if has_results(request):
+                return AssistantTurn(text="call decline")
+            call = ToolCall(name="track_parcel", arguments={"league": "premier league"})
+            return AssistantTurn(tool_calls=[call])
+        if has_results(request):
+            return AssistantTurn(text="Football answered.")
+        call = ToolCall(name="league_table", arguments={"league": "premier league"})
+        return AssistantTurn(tool_calls=[call])
+
+    result = await world(ScriptedModel.from_function(reply)).call_tool("parcels", LEAGUE)
+    assert (result.status, result.category, result.declined) == ("success", "Football", ["Parcels"])
+    assert [(e.tool, e.ok) for e in result.executions] == [("league_table", True)]
+
+
 async def test_the_retry_is_bounded_and_a_task_nobody_can_do_ends_declined() -> None:
     everyone = ("Maths", "Parcels", "Football", "Films", "Weather")
     result = await world(declining_in(*everyone)).call_tool("parcels", LEAGUE)
