@@ -271,6 +271,9 @@ def _evaluate(node: ast.AST) -> Any:
     )
 
 
+#: "12% of 250", and a percentage that ends an operand ("250 * 12%"); `10 % 3` stays modulo.
+_PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\b", re.IGNORECASE)
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?=\s*(?:$|[-+*/)]))")
 #: A calendar date in an expression (the 1.5B wrote `24 * (2025-02-01 - 2025-01-01)`).
 _DATE = re.compile(r"\b\d{4}-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])\b")
 
@@ -284,6 +287,10 @@ def calculate(
 ) -> dict[str, Any]:
     """Evaluate an arithmetic expression exactly as written (no variables, no code)."""
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    # Seen with the 1.5B: `12% of 250`, which Python reads as modulo and then fails on.
+    # A percentage is read as one (30, and `250 * 12%` too); `10 % 3` stays modulo. Not
+    # in the docstring: it is the tool's description, and small models copy samples.
+    text = _PERCENT.sub(r"(\1/100)", _PERCENT_OF.sub(r"(\1/100)*", text))
     if not text or len(text) > 500:
         raise ToolError("the expression must be 1 to 500 characters long")
     date = _DATE.search(text)

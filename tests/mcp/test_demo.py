@@ -47,6 +47,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         {"expression": "(17 + 25) * 3 / sqrt(4)", "result": 63},
     ),
     ("calculate", {"expression": "2^10 - 0.5"}, {"expression": "2^10 - 0.5", "result": 1023.5}),
+    ("calculate", {"expression": "12% of 250"}, {"expression": "12% of 250", "result": 30}),
+    ("calculate", {"expression": "250 * 12.5%"}, {"expression": "250 * 12.5%", "result": 31.25}),
+    ("calculate", {"expression": "10 % 3 + 1"}, {"expression": "10 % 3 + 1", "result": 2}),
     (
         "describe_numbers",
         {"numbers": [3, 1, 4, 1, 5, 9, 2, 6]},
