@@ -267,7 +267,9 @@ def echoes_instructions(text: str, instructions: str, objective: str) -> bool:
     said = _WORDS.findall(text.lower())
     if not 2 <= len(said) <= 12:
         return False
-    told = " ".join(_WORDS.findall(instructions.replace(objective, " ").lower()))
+    if objective.strip():
+        instructions = instructions.replace(objective, " ")
+    told = " ".join(_WORDS.findall(instructions.lower()))
     return f" {' '.join(said)} " in f" {told} "
 
 

@@ -274,11 +274,12 @@ async def test_after_a_failed_call_the_model_is_not_invited_to_answer() -> None:
 
 
 async def test_an_answer_after_calls_that_all_failed_is_a_failure_not_a_made_up_result() -> None:
-    """The 1.5B model answered "12% of 250"'s error with "15.0", reported as a success."""
+    """The 1.5B model answered "12% of 250"'s error with "15.0", reported as a success
+    (`calculate` reads percentages now; `mean(...)` still fails as it did then)."""
     model = ScriptedModel(
-        [calls(("calculate", {"expression": "12% of 250"})), AssistantTurn(text="15.0")]
+        [calls(("calculate", {"expression": "mean(4, 8, 15)"})), AssistantTurn(text="15.0")]
     )
-    result = await math(model).run("Calculate 12% of 250", "12% of 250")
+    result = await math(model).run("The mean of 4, 8 and 15", "4, 8, 15")
     assert result.status == "failed"
     assert result.summary.startswith("No tool call worked. calculate: ")
     assert "15.0" not in result.summary
@@ -394,6 +395,14 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=echo)])
         result = await dates(model).run("Weekday of the date", "2025-12-25")
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
+
+
+def test_an_empty_objective_leaves_the_instructions_whole() -> None:
+    from meta_tools.category.turns import echoes_instructions
+
+    prompt = "- No call has worked yet: call a tool, or call decline if none can do the task."
+    assert echoes_instructions("Call decline.", prompt, "")
+    assert not echoes_instructions("call it off", prompt, "")
 
 
 @pytest.mark.parametrize(
