@@ -109,21 +109,23 @@ _TOLD_TO_USE = re.compile(
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
-def _tells_to_use(text: str, is_tool: Callable[[str], bool]) -> bool:
-    """Whether a reply tells the user to use tools instead of calling them.
+def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | None:
+    """The category a reply tells the user to use instead of calling it, else None.
 
-    Seen with the 1.5B, in two runs of the demo a day apart: asked for the port set in
+    Seen with the 1.5B, in three runs of the demo: asked for the port set in
     `config.ini`, it answered "you can use the `files` tool to list the contents of the
     project folder [...], you can use the `text_analysis` tool to extract the port";
     and on BFCL's pooled catalog, "I will use the
-    `EventSettingsApi_get_custom_event_specification` function." `is_tool` says whether
-    a name is an offered category or a tool of the router: "use the `print` function"
-    in an answer about Python names neither. A reply that says something cannot be
-    done is an answer, whatever it names: it may point to a tool while declining.
+    `EventSettingsApi_get_custom_event_specification` function." `category_for` gives
+    the category a name means (an offered category, or the one holding a tool of the
+    router); the first the reply names is its choice. "Use the `print` function" in an
+    answer about Python names neither. A reply that says something cannot be done is
+    an answer, whatever it names: it may point to a tool while declining.
     """
     if _REFUSAL.search(text):
-        return False
-    return any(is_tool(match.group("name")) for match in _TOLD_TO_USE.finditer(text))
+        return None
+    named = (category_for(match.group("name")) for match in _TOLD_TO_USE.finditer(text))
+    return next((slug for slug in named if slug is not None), None)
 
 
 class MainAgent:
@@ -190,21 +192,20 @@ class MainAgent:
             if not reply.tool_calls:
                 # No category called yet, and the reply is a call still unreadable after
                 # the nudges (the 1.5B offered a category named "tools" replied
-                # `<tools></tools>` again), or tells the user to use categories: the
-                # message goes to the category that ranks best for it, and the model
-                # answers with its result.
-                if (
-                    not results
-                    and not routed
-                    and (
-                        reply.unread_call
-                        or _tells_to_use(reply.text or "", self._names_a_tool(request))
+                # `<tools></tools>` again): the message goes to the category that ranks
+                # best for it. Or the reply tells the user to use a category or tool: the
+                # message goes to the category it names first. The model answers with
+                # the result.
+                target = None
+                if not results and not routed:
+                    target = (
+                        ANY_CATEGORY
+                        if reply.unread_call
+                        else _told_to_use(reply.text or "", self._category_named(request))
                     )
-                ):
+                if target is not None:
                     routed = True
-                    came, exchange = await self._router_call(
-                        ANY_CATEGORY, text, text, text, on_step
-                    )
+                    came, exchange = await self._router_call(target, text, text, text, on_step)
                     if came.result is not None:
                         results.append(came.result)
                         turn.extend(exchange)
@@ -339,12 +340,18 @@ class MainAgent:
         arguments = {"objective": objective, "exact_input": "\n".join(parts) or text}
         return call.model_copy(update={"name": slug, "arguments": arguments})
 
-    def _names_a_tool(self, request: ChatRequest) -> Callable[[str], bool]:
-        """Whether a name is one of the categories `request` offers, or a tool of the router."""
+    def _category_named(self, request: ChatRequest) -> Callable[[str], str | None]:
+        """The category a name means: one `request` offers, or the one holding a tool."""
         offered = [t.name for t in request.tools]
-        return lambda name: (
-            offered_name(name, offered) is not None or self.meta.tool_holder(name) is not None
-        )
+
+        def category_for(name: str) -> str | None:
+            found = offered_name(name, offered)
+            if found is not None:
+                return found
+            holder = self.meta.tool_holder(name)
+            return None if holder is None else holder.slug
+
+        return category_for
 
     async def routable(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         """`reply` with the calls it wrote as text to names that are no category.

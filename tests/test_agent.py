@@ -9,6 +9,7 @@ from meta_tools.agent import ANSWER_NOW, EACH_RESULT, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.turns import read_task
 from meta_tools.demo.dates import describe_date
+from meta_tools.demo.numbers import calculate
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import MAX_NUDGES, RecoveringModel
 from meta_tools.router.manager import MetaManager
@@ -122,6 +123,30 @@ async def test_a_reply_telling_the_user_to_use_a_tool_runs_the_message_in_a_cate
     assert read_task(category.requests[0].messages[-1].content or "") == (question, question)
     told_back = script.requests[-1].messages
     assert told_back[-1].role == "tool" and "2025-12-25 is a Thursday." in told_back[-1].content
+
+
+async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_names_first() -> (
+    None
+):
+    """Seen with the 1.5B on demo task f2 (third run): "What port is set in config.ini?"
+    matches no category's tools, so the best-ranked category was none; the reply named
+    `files`, then `text_analysis`."""
+    port = ToolCall(name="calculate", arguments={"expression": "8000 + 80"})
+    numbers = ScriptedModel([AssistantTurn(tool_calls=[port]), AssistantTurn(text="8080")])
+    meta = MetaManager(
+        [
+            CategoryManager(
+                "Dates", "Weekdays and calendars.", [tool(describe_date)], ScriptedModel([])
+            ),
+            CategoryManager("Numbers", "Arithmetic.", [tool(calculate)], numbers),
+        ]
+    )
+    assert all(r.score == 0 for r in meta.rank("What port is set in config.ini?"))
+    told = "You can use the `numbers` tool to read it, then the `dates` tool to check it."
+    main = ScriptedModel([AssistantTurn(text=told), AssistantTurn(text="It is 8080.")])
+    answer = await MainAgent(main, meta).ask("What port is set in config.ini?")
+    assert answer == "It is 8080."
+    assert len(numbers.requests) == 2  # the call, then the answer
 
 
 @pytest.mark.parametrize(
