@@ -43,6 +43,7 @@ import anyio
 from .._json import MAX_DEPTH, depth_within, loads
 from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
 from .._text import clipped
+from ..tools.schema import RESERVED_TOOL_NAMES
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
@@ -93,6 +94,11 @@ _RESULT_FENCE = re.compile(
 )
 #: Where a call can be written at all.
 _MAY_HOLD_CALL = re.compile(r"[{<\[]")
+#: A reply that is only a tool's name, as an order: "call search_files" (the 1.5B, after a
+#: failed call). Its arguments are missing; a tool that needs none is called with none.
+_BARE_NAME = re.compile(
+    r"\s*(?:(?:call|use|run)\s+)?[`'\"]?(?P<name>[\w.-]{1,64})[`'\"]?\s*\.?\s*", re.IGNORECASE
+)
 #: Calls and marks of a reply looked for, as written, in the request's texts (each look
 #: reads them all); and the characters compared from a mark on.
 _MAX_VERBATIM_CHECKS = 64
@@ -413,7 +419,19 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     text = turn.text
     if turn.tool_calls:
         return _respelled(turn, request)
-    if not text or not request.tools or not _MAY_HOLD_CALL.search(text):
+    if not text or not request.tools:
+        return turn
+    bare = _BARE_NAME.fullmatch(text)
+    name = bare and offered_name(bare.group("name"), [tool.name for tool in request.tools])
+    if name and name not in RESERVED_TOOL_NAMES:  # "call decline" is the loop's to read
+        schema = next(tool.parameters for tool in request.tools if tool.name == name)
+        if schema.get("required"):
+            return turn.model_copy(
+                update={"unread_call": f"it names {name} but gives none of its arguments"}
+            )
+        call = ToolCall(name=name, arguments={})
+        return turn.model_copy(update={"text": None, "tool_calls": [call], "recovered": 1})
+    if not _MAY_HOLD_CALL.search(text):
         return turn
     parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
     reading = TextCalls(text)
