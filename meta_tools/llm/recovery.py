@@ -95,7 +95,7 @@ _RESULT_FENCE = re.compile(
 #: Where a call can be written at all.
 _MAY_HOLD_CALL = re.compile(r"[{<\[]")
 #: A reply that is only a tool's name, as an order: "call search_files" (the 1.5B, after a
-#: failed call). Its arguments are missing; a tool that needs none is called with none.
+#: failed call). Never run as written: the text may be copied from a tool result.
 _BARE_NAME = re.compile(
     r"\s*(?:(?:call|use|run)\s+)?[`'\"]?(?P<name>[\w.-]{1,64})[`'\"]?\s*\.?\s*", re.IGNORECASE
 )
@@ -424,13 +424,7 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     bare = _BARE_NAME.fullmatch(text)
     name = bare and offered_name(bare.group("name"), [tool.name for tool in request.tools])
     if name and name not in RESERVED_TOOL_NAMES:  # "call decline" is the loop's to read
-        schema = next(tool.parameters for tool in request.tools if tool.name == name)
-        if schema.get("required"):
-            return turn.model_copy(
-                update={"unread_call": f"it names {name} but gives none of its arguments"}
-            )
-        call = ToolCall(name=name, arguments={})
-        return turn.model_copy(update={"text": None, "tool_calls": [call], "recovered": 1})
+        return turn.model_copy(update={"unread_call": f"it names {name} but is no call"})
     if not _MAY_HOLD_CALL.search(text):
         return turn
     parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
