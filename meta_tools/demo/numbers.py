@@ -287,12 +287,12 @@ def calculate(
 ) -> dict[str, Any]:
     """Evaluate an arithmetic expression exactly as written (no variables, no code)."""
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/")
+    if not text or len(text) > 500:
+        raise ToolError("the expression must be 1 to 500 characters long")
     # Seen with the 1.5B: `12% of 250`, which Python reads as modulo and then fails on.
     # A percentage is read as one (30, and `250 * 12%` too); `10 % 3` stays modulo. Not
     # in the docstring: it is the tool's description, and small models copy samples.
     text = _PERCENT.sub(r"(\1/100)", _PERCENT_OF.sub(r"(\1/100)*", text))
-    if not text or len(text) > 500:
-        raise ToolError("the expression must be 1 to 500 characters long")
     date = _DATE.search(text)
     if date is not None:
         # Read as arithmetic, 2025-02-01 is 2022 (or Python's octal notice, for 02).
