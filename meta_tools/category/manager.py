@@ -292,7 +292,8 @@ class CategoryManager:
             turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
             outcome = classify_turn(
-                turn.model_copy(update={"text": None}) if turn.unread_call else turn
+                turn.model_copy(update={"text": None}) if turn.unread_call else turn,
+                _own_note(state),
             )
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
@@ -317,9 +318,7 @@ class CategoryManager:
                     return result
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case Answered(text) if echoes_instructions(
-                    text, _last_instructions(state.messages), state.objective
-                ):
+                case Answered(text) if echoes_instructions(text, _own_note(state)):
                     # A line of the prompt copied back ("call decline", "The task is still
                     # open."): the results are the answer; a decline without any is one.
                     if state.has_results:
@@ -492,6 +491,14 @@ class CategoryManager:
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
 
 
-def _last_instructions(messages: Sequence[Message]) -> str:
-    """The last user message of a run: the prompt the model's reply answers."""
-    return next((m.content or "" for m in reversed(messages) if m.role == "user"), "")
+def _own_note(state: RunState) -> str:
+    """The loop's last message of its own, which the model's reply answers, without the
+    task it quotes; empty before the first round (the last message is the task)."""
+    last = next((m for m in reversed(state.messages) if m.role == "user"), None)
+    if last is None or not any(m.role == "assistant" for m in state.messages):
+        return ""
+    note = last.content or ""
+    for quoted in (state.objective, state.exact_input, state.request):
+        if quoted.strip():
+            note = note.replace(quoted, " ")
+    return note

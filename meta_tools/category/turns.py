@@ -37,6 +37,7 @@ __all__ = [
     "call_key",
     "classify_turn",
     "fence_result",
+    "quotes_note",
     "read_result",
     "read_task",
     "render_value",
@@ -122,19 +123,20 @@ class Calls:
 Outcome = Requested | Declined | Answered | Calls
 
 
-def classify_turn(turn: AssistantTurn) -> Outcome:
-    """What `turn` means.
+def classify_turn(turn: AssistantTurn, note: str = "") -> Outcome:
+    """What `turn` means, as a reply to `note` (the loop's last message of its own).
 
     A valid control call ends the run (`Requested`, `Declined`), even beside other
-    calls. A control call without its question or reason is invalid: it is
-    answered with an error (`Calls.rejected`) and the real calls of the turn run.
+    calls. A control call without its question or reason is invalid, and so is a
+    question that copies `note` (`quotes_note`): it is answered with an error
+    (`Calls.rejected`) and the real calls of the turn run.
     """
     rejected: list[tuple[ToolCall, str]] = []
     for call in turn.tool_calls:
         if call.name not in _CONTROL_NAMES:
             continue
         args = _control_arguments(call)
-        problem = _control_problem(call.name, args)
+        problem = _control_problem(call.name, args, note)
         if problem is not None:
             rejected.append((call, problem))
         elif call.name == REQUEST_INPUT:
@@ -153,10 +155,18 @@ def classify_turn(turn: AssistantTurn) -> Outcome:
 _ESSENTIAL = {REQUEST_INPUT: "question", DECLINE: "reason"}
 
 
-def _control_problem(name: str, args: dict[str, Any]) -> str | None:
-    """Why a control call cannot be acted on (its question or reason is missing), else None."""
+def _control_problem(name: str, args: dict[str, Any], note: str) -> str | None:
+    """Why a control call cannot be acted on, else None: its question or reason is
+    missing, or its question is `note` copied back."""
     essential = _ESSENTIAL[name]
-    if str(args.get(essential) or "").strip():
+    given = str(args.get(essential) or "")
+    if name == REQUEST_INPUT and quotes_note(given, note):
+        return (
+            f"{name} was not sent: its question repeats the note you were given, which is"
+            " no question for the user. Ask only for a value the task needs and does not"
+            " give, or call the tool that does the task, or decline."
+        )
+    if given.strip():
         return None
     return (
         f"{name} is invalid: `{essential}` is missing or empty. Call {name} again with"
@@ -256,21 +266,40 @@ def recites_request(text: str, request: str) -> bool:
 _WORDS = re.compile(r"[^\W_]+")
 
 
-def echoes_instructions(text: str, instructions: str, objective: str) -> bool:
-    """Whether an answer is a phrase of the loop's own instructions, copied back.
+def echoes_instructions(text: str, note: str) -> bool:
+    """Whether an answer is a phrase of `note`, the loop's own last message, copied back.
 
     Seen with the 1.5B after a round, replying with a bullet of the evaluation
     prompt: "call decline" (8 times over four runs' logs), "The task is still
-    open." (3), "The results answer the task." (2). The objective, which the prompt
-    quotes, does not count: an answer may repeat its words ("San Diego, CA").
+    open." (3), "The results answer the task." (2). `note` holds none of the task,
+    which the prompt quotes: an answer may repeat its words ("San Diego, CA").
     """
     said = _WORDS.findall(text.lower())
     if not 2 <= len(said) <= 12:
         return False
-    if objective.strip():
-        instructions = instructions.replace(objective, " ")
-    told = " ".join(_WORDS.findall(instructions.lower()))
+    told = " ".join(_WORDS.findall(note.lower()))
     return f" {' '.join(said)} " in f" {told} "
+
+
+#: Words in a row that make a copy rather than a shared phrase ("the task needs").
+_QUOTED_RUN = 8
+
+
+def quotes_note(text: str, note: str) -> bool:
+    """Whether `text` copies a run of `_QUOTED_RUN` words from `note`.
+
+    Seen with the 1.5B over BFCL's pooled functions: nudged after a call to a tool
+    that is not offered, it called `request_input` with the nudge itself as the
+    question ("Your reply looks like a tool call, but it could not be read: ..."),
+    and the router asked the user that. `note` holds none of the task (the question
+    may quote the user).
+    """
+    said = _WORDS.findall(text.lower())[:400]
+    told = f" {' '.join(_WORDS.findall(note.lower()))} "
+    return any(
+        f" {' '.join(said[i : i + _QUOTED_RUN])} " in told
+        for i in range(len(said) - _QUOTED_RUN + 1)
+    )
 
 
 def task_message(

@@ -397,12 +397,59 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
 
 
-def test_an_empty_objective_leaves_the_instructions_whole() -> None:
+def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:
     from meta_tools.category.turns import echoes_instructions
 
     prompt = "- No call has worked yet: call a tool, or call decline if none can do the task."
-    assert echoes_instructions("Call decline.", prompt, "")
-    assert not echoes_instructions("call it off", prompt, "")
+    assert echoes_instructions("Call decline.", prompt)
+    assert not echoes_instructions("call it off", prompt)
+    assert not echoes_instructions("decline", prompt)  # one word is never an echo
+
+
+async def test_a_question_for_the_user_that_copies_the_nudge_is_not_asked() -> None:
+    """Seen with the 1.5B over BFCL's pooled functions: nudged after a call to a tool
+    that is not offered, it called `request_input` with the nudge as its question, and
+    the run ended `insufficient_input`, asking the user the router's own note."""
+    unknown = '{"name": "describe_date_3", "arguments": {"date": "2025-12-25"}}'
+    note = unread_call_note(
+        "'describe_date_3' is not one of the offered tools (decline, describe_date,"
+        " request_input); did you mean 'describe_date'?"
+    )
+    copied = ToolCall(
+        name="request_input", arguments={"missing": ["describe_date_3"], "question": note}
+    )
+    model = ScriptedModel(
+        [
+            AssistantTurn(text=unknown, unread_call="not offered"),
+            AssistantTurn(tool_calls=[copied]),
+            AssistantTurn(tool_calls=[ToolCall(name="describe_date", arguments=CHRISTMAS)]),
+            AssistantTurn(text="A Thursday."),
+        ]
+    )
+    result = await dates(model).run("Weekday of the date", "2025-12-25")
+    assert (result.status, result.summary) == ("success", "A Thursday.")
+    answered = model.requests[2].messages[-2]  # the tool message, before the evaluation
+    assert answered.role == "tool" and answered.name == "request_input"
+    assert "repeats the note you were given" in (answered.content or "")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # A question of its own, after a failed call: words of the note, but no copy.
+        "Which date do you mean? The one given could not be read.",
+        # It quotes the task, which the loop's note quotes too.
+        "Which year is meant for the party on the last friday of next month?",
+    ],
+)
+async def test_a_question_of_its_own_is_asked(question: str) -> None:
+    bad_date = ToolCall(name="describe_date", arguments={"date": "2025-13-45"})
+    asked = ToolCall(name="request_input", arguments={"missing": ["date"], "question": question})
+    model = ScriptedModel([AssistantTurn(tool_calls=[bad_date]), AssistantTurn(tool_calls=[asked])])
+    request = "Plan the party on the last friday of next month, which weekday is it?"
+    objective = "Weekday of the party on the last friday of next month"
+    result = await dates(model).run(objective, "that friday", request=request)
+    assert (result.status, result.question) == ("insufficient_input", question)
 
 
 @pytest.mark.parametrize(
