@@ -100,9 +100,12 @@ class CategoryReturned:
 AgentStep = CategoryCalled | CategoryReturned | RunEvent
 StepSink = Callable[[AgentStep], Awaitable[None]]
 
-#: "you can use the `files` tool to ...": a reply that tells the user to use a tool.
+#: "you can use the `files` tool to ...": a reply that tells the user to use a tool, by a
+#: quoted name or one followed by "tool" ("use files or a database" names no tool).
 _TOLD_TO_USE = re.compile(
-    r"\b(?:use|using|call|calling|run|running)\s+(?:the\s+)?[`'\"]?(?P<name>[\w.-]{1,64})",
+    r"\b(?:use|using|call|calling|run|running)\s+(?:the\s+)?"
+    r"(?:[`'\"](?P<quoted>[\w.-]{1,64})[`'\"]"
+    r"|(?P<plain>[\w.-]{1,64})\s+(?:tool|function|category|command)s?\b)",
     re.IGNORECASE,
 )
 #: A reply that says something cannot be done is an answer, whatever tools it names.
@@ -124,7 +127,10 @@ def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | 
     """
     if _REFUSAL.search(text):
         return None
-    named = (category_for(match.group("name")) for match in _TOLD_TO_USE.finditer(text))
+    named = (
+        category_for(match.group("quoted") or match.group("plain"))
+        for match in _TOLD_TO_USE.finditer(text)
+    )
     return next((slug for slug in named if slug is not None), None)
 
 

@@ -109,6 +109,7 @@ async def test_an_unreadable_call_no_category_fits_is_returned_as_it_was_written
         "To find the weekday, you can use the `dates` tool with the date.",
         # Seen on BFCL's pooled catalog: a tool of the router, which only categories offer.
         "To find the weekday, I will use the `describe_date` function.",
+        "To find the weekday, call the dates tool with the date.",
     ],
 )
 async def test_a_reply_telling_the_user_to_use_a_tool_runs_the_message_in_a_category(
@@ -142,7 +143,7 @@ async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_
         ]
     )
     assert all(r.score == 0 for r in meta.rank("What port is set in config.ini?"))
-    told = "You can use the `numbers` tool to read it, then the `dates` tool to check it."
+    told = "You can use the `numbers` tool to read it, then use the `dates` tool to check it."
     main = ScriptedModel([AssistantTurn(text=told), AssistantTurn(text="It is 8080.")])
     answer = await MainAgent(main, meta).ask("What port is set in config.ini?")
     assert answer == "It is 8080."
@@ -156,6 +157,8 @@ async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_
         "The `dates` category does not book flights; use it for weekdays only.",
         "Hello! Ask me about dates.",
         "You can use the `print` function: print('2025-12-25').",
+        # Plain words that happen to be a category's name name no tool to use.
+        "To keep it, use dates or a calendar app; I can only tell weekdays.",
     ],
 )
 async def test_a_reply_that_declines_or_names_no_tool_to_use_is_the_answer(reply: str) -> None:

@@ -273,7 +273,9 @@ def _evaluate(node: ast.AST) -> Any:
 
 #: "12% of 250", and a percentage that ends an operand ("250 * 12%"); `10 % 3` stays modulo.
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*%\s*of\b", re.IGNORECASE)
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?=\s*(?:$|[-+*/)]))")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%(?=\s*(?:$|[*/)]))")
+#: `%` before a sign: `10 % -3` (modulo) or `12% + 5` (a percentage)? Neither is guessed.
+_PERCENT_SIGN = re.compile(r"%\s*[-+]")
 #: A calendar date in an expression (the 1.5B wrote `24 * (2025-02-01 - 2025-01-01)`).
 _DATE = re.compile(r"\b\d{4}-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])\b")
 
@@ -293,6 +295,11 @@ def calculate(
     # A percentage is read as one (30, and `250 * 12%` too); `10 % 3` stays modulo. Not
     # in the docstring: it is the tool's description, and small models copy samples.
     text = _PERCENT.sub(r"(\1/100)", _PERCENT_OF.sub(r"(\1/100)*", text))
+    if _PERCENT_SIGN.search(text):
+        raise ToolError(
+            "'%' before a sign can be a percentage or a modulo: write 10 % (-3) for the"
+            " remainder, or 12 / 100 + 5 for a percentage"
+        )
     date = _DATE.search(text)
     if date is not None:
         # Read as arithmetic, 2025-02-01 is 2022 (or Python's octal notice, for 02).

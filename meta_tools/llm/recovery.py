@@ -97,8 +97,10 @@ _MAY_HOLD_CALL = re.compile(r"[{<\[]")
 #: A reply that is only a tool's name, as an order: "call search_files" (the 1.5B, after a
 #: failed call). Never run as written: the text may be copied from a tool result.
 _BARE_NAME = re.compile(
-    r"\s*(?:(?:call|use|run)\s+)?[`'\"]?(?P<name>[\w.-]{1,64})[`'\"]?\s*\.?\s*", re.IGNORECASE
+    r"(?:(?:call|use|run)\s+)?[`'\"]?(?P<name>[\w.-]{1,64})[`'\"]?\.?", re.IGNORECASE
 )
+#: The longest reply `_BARE_NAME` can match, stripped (longer ones are not read for it).
+_BARE_NAME_CHARS = 80
 #: Calls and marks of a reply looked for, as written, in the request's texts (each look
 #: reads them all); and the characters compared from a mark on.
 _MAX_VERBATIM_CHECKS = 64
@@ -421,7 +423,8 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         return _respelled(turn, request)
     if not text or not request.tools:
         return turn
-    bare = _BARE_NAME.fullmatch(text)
+    stripped = text.strip()
+    bare = _BARE_NAME.fullmatch(stripped) if len(stripped) <= _BARE_NAME_CHARS else None
     name = bare and offered_name(bare.group("name"), [tool.name for tool in request.tools])
     if name and name not in RESERVED_TOOL_NAMES:  # "call decline" is the loop's to read
         return turn.model_copy(update={"unread_call": f"it names {name} but is no call"})

@@ -50,6 +50,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("calculate", {"expression": "12% of 250"}, {"expression": "12% of 250", "result": 30}),
     ("calculate", {"expression": "250 * 12.5%"}, {"expression": "250 * 12.5%", "result": 31.25}),
     ("calculate", {"expression": "10 % 3 + 1"}, {"expression": "10 % 3 + 1", "result": 2}),
+    ("calculate", {"expression": "10 % (-3)"}, {"expression": "10 % (-3)", "result": -2}),
+    ("calculate", {"expression": "(12%) + 5"}, {"expression": "(12%) + 5", "result": 5.12}),
     (
         "describe_numbers",
         {"numbers": [3, 1, 4, 1, 5, 9, 2, 6]},
@@ -249,6 +251,9 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("calculate", {"expression": "__import__('os')"}, "\"__import__('os')\" is not allowed"),
     ("calculate", {"expression": "1 / (2 - 2)"}, "division by zero"),
+    # Modulo with a signed operand, or a percentage added to? Not guessed either way.
+    ("calculate", {"expression": "10 % -3"}, "'%' before a sign can be a percentage or a modulo"),
+    ("calculate", {"expression": "12% + 5"}, "'%' before a sign can be a percentage or a modulo"),
     (
         "calculate",
         {"expression": "24 * (2025-02-01 - 2025-01-01)"},
