@@ -48,10 +48,10 @@ from .turns import (
     Answered,
     Calls,
     Declined,
+    Note,
     Outcome,
     Requested,
     classify_turn,
-    echoes_instructions,
     recites_request,
     task_message,
     tool_definition,
@@ -291,9 +291,9 @@ class CategoryManager:
                 continue
             turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
+            note = _own_note(state)
             outcome = classify_turn(
-                turn.model_copy(update={"text": None}) if turn.unread_call else turn,
-                _own_note(state),
+                turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
             )
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
@@ -318,7 +318,7 @@ class CategoryManager:
                     return result
                 case Answered(text) if state.iteration == 0:
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case Answered(text) if echoes_instructions(text, _own_note(state)):
+                case Answered(text) if note.echoed_by(text):
                     # A line of the prompt copied back ("call decline", "The task is still
                     # open."): the results are the answer; a decline without any is one.
                     if state.has_results:
@@ -491,14 +491,10 @@ class CategoryManager:
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
 
 
-def _own_note(state: RunState) -> str:
+def _own_note(state: RunState) -> Note:
     """The loop's last message of its own, which the model's reply answers, without the
     task it quotes; empty before the first round (the last message is the task)."""
     last = next((m for m in reversed(state.messages) if m.role == "user"), None)
     if last is None or not any(m.role == "assistant" for m in state.messages):
-        return ""
-    note = last.content or ""
-    for quoted in (state.objective, state.exact_input, state.request):
-        if quoted.strip():
-            note = note.replace(quoted, " ")
-    return note
+        return Note()
+    return Note.of(last.content or "", (state.objective, state.exact_input, state.request))

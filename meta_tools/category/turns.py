@@ -32,12 +32,12 @@ __all__ = [
     "Calls",
     "Declined",
     "FencedResult",
+    "Note",
     "Outcome",
     "Requested",
     "call_key",
     "classify_turn",
     "fence_result",
-    "quotes_note",
     "read_result",
     "read_task",
     "render_value",
@@ -83,6 +83,62 @@ def tool_definition(tool: BaseTool) -> ToolDefinition:
     )
 
 
+_WORDS = re.compile(r"[^\W_]+")
+
+
+#: Words in a row that make a copy rather than a shared phrase ("the task needs").
+_QUOTED_RUN = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """The loop's own last message, which the model's reply answers, as its words.
+
+    Small models copy it back instead of replying. The task the note quotes is cut
+    out, word by word: a reply may repeat the task's words ("San Diego, CA").
+    """
+
+    words: str = " "  # space-padded, lower case; "|" where a quoted task was cut out
+
+    @classmethod
+    def of(cls, text: str, task: Sequence[str] = ()) -> Note:
+        words = f" {' '.join(_WORDS.findall(text.lower()))} "
+        for quoted in task:
+            run = _WORDS.findall(quoted.lower())
+            if run:
+                words = words.replace(f" {' '.join(run)} ", " | ")
+        return cls(words)
+
+    def _holds(self, said: Sequence[str], length: int) -> bool:
+        """Whether `length` words of `said` in a row are words of the note in a row."""
+        return any(
+            f" {' '.join(said[i : i + length])} " in self.words
+            for i in range(len(said) - length + 1)
+        )
+
+    def echoed_by(self, answer: str) -> bool:
+        """Whether `answer` is a phrase of the note, copied back.
+
+        Seen with the 1.5B after a round, replying with a bullet of the evaluation
+        prompt: "call decline" (8 times over four runs' logs), "The task is still
+        open." (3), "The results answer the task." (2). Fewer than two words that are
+        not numbers ("Thursday", "2 of 3") are an answer.
+        """
+        said = _WORDS.findall(answer.lower())
+        named = [w for w in said if not w.isdigit()]
+        return len(named) >= 2 and len(said) <= 12 and self._holds(said, len(said))
+
+    def quoted_in(self, text: str) -> bool:
+        """Whether `text` copies `_QUOTED_RUN` words of the note in a row.
+
+        Seen with the 1.5B over BFCL's pooled functions: nudged after a call to a
+        tool that is not offered, it called `request_input` with the nudge itself as
+        the question ("Your reply looks like a tool call, but it could not be read:
+        ..."), and the router asked the user that.
+        """
+        return self._holds(_WORDS.findall(text.lower())[:400], _QUOTED_RUN)
+
+
 # The outcomes of one LLM turn: the loop is a `match` over these.
 @dataclass(frozen=True, slots=True)
 class Requested:
@@ -123,12 +179,12 @@ class Calls:
 Outcome = Requested | Declined | Answered | Calls
 
 
-def classify_turn(turn: AssistantTurn, note: str = "") -> Outcome:
+def classify_turn(turn: AssistantTurn, note: Note = Note()) -> Outcome:
     """What `turn` means, as a reply to `note` (the loop's last message of its own).
 
     A valid control call ends the run (`Requested`, `Declined`), even beside other
     calls. A control call without its question or reason is invalid, and so is a
-    question that copies `note` (`quotes_note`): it is answered with an error
+    question that copies `note` (`Note.quoted_in`): it is answered with an error
     (`Calls.rejected`) and the real calls of the turn run.
     """
     rejected: list[tuple[ToolCall, str]] = []
@@ -155,12 +211,12 @@ def classify_turn(turn: AssistantTurn, note: str = "") -> Outcome:
 _ESSENTIAL = {REQUEST_INPUT: "question", DECLINE: "reason"}
 
 
-def _control_problem(name: str, args: dict[str, Any], note: str) -> str | None:
+def _control_problem(name: str, args: dict[str, Any], note: Note) -> str | None:
     """Why a control call cannot be acted on, else None: its question or reason is
     missing, or its question is `note` copied back."""
     essential = _ESSENTIAL[name]
     given = str(args.get(essential) or "")
-    if name == REQUEST_INPUT and quotes_note(given, note):
+    if name == REQUEST_INPUT and note.quoted_in(given):
         return (
             f"{name} was not sent: its question repeats the note you were given, which is"
             " no question for the user. Ask only for a value the task needs and does not"
@@ -261,45 +317,6 @@ def recites_request(text: str, request: str) -> bool:
     request back, as it was put to it.
     """
     return len(request) >= 40 and request[:80] in text  # a short request may be quoted
-
-
-_WORDS = re.compile(r"[^\W_]+")
-
-
-def echoes_instructions(text: str, note: str) -> bool:
-    """Whether an answer is a phrase of `note`, the loop's own last message, copied back.
-
-    Seen with the 1.5B after a round, replying with a bullet of the evaluation
-    prompt: "call decline" (8 times over four runs' logs), "The task is still
-    open." (3), "The results answer the task." (2). `note` holds none of the task,
-    which the prompt quotes: an answer may repeat its words ("San Diego, CA").
-    """
-    said = _WORDS.findall(text.lower())
-    if not 2 <= len(said) <= 12:
-        return False
-    told = " ".join(_WORDS.findall(note.lower()))
-    return f" {' '.join(said)} " in f" {told} "
-
-
-#: Words in a row that make a copy rather than a shared phrase ("the task needs").
-_QUOTED_RUN = 8
-
-
-def quotes_note(text: str, note: str) -> bool:
-    """Whether `text` copies a run of `_QUOTED_RUN` words from `note`.
-
-    Seen with the 1.5B over BFCL's pooled functions: nudged after a call to a tool
-    that is not offered, it called `request_input` with the nudge itself as the
-    question ("Your reply looks like a tool call, but it could not be read: ..."),
-    and the router asked the user that. `note` holds none of the task (the question
-    may quote the user).
-    """
-    said = _WORDS.findall(text.lower())[:400]
-    told = f" {' '.join(_WORDS.findall(note.lower()))} "
-    return any(
-        f" {' '.join(said[i : i + _QUOTED_RUN])} " in told
-        for i in range(len(said) - _QUOTED_RUN + 1)
-    )
 
 
 def task_message(

@@ -398,12 +398,17 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
 
 
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:
-    from meta_tools.category.turns import echoes_instructions
+    from meta_tools.category.turns import Note
 
-    prompt = "- No call has worked yet: call a tool, or call decline if none can do the task."
-    assert echoes_instructions("Call decline.", prompt)
-    assert not echoes_instructions("call it off", prompt)
-    assert not echoes_instructions("decline", prompt)  # one word is never an echo
+    note = Note.of("Round 2 of 3 is done.\n- No call has worked yet: call a tool, or call decline.")
+    assert note.echoed_by("Call decline.")
+    assert not note.echoed_by("call it off")
+    assert not note.echoed_by("decline")  # one word is never an echo
+    assert not note.echoed_by("2 of 3")  # nor numbers with one word between
+    # The task is cut out word by word: a short input leaves the other words whole.
+    quoting = Note.of("The task: a\n- The task is still open: call a tool.", ("a", "e"))
+    assert quoting.echoed_by("The task is still open.")
+    assert not quoting.echoed_by("The task: a")
 
 
 async def test_a_question_for_the_user_that_copies_the_nudge_is_not_asked() -> None:
