@@ -24,7 +24,7 @@ from .category.result import CategoryResult
 from .category.turns import call_key
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
-from .llm.recovery import arecover_turn, nudge, offered_name
+from .llm.recovery import arecover_turn, bare_name, nudge, offered_name
 from .llm.text_calls import TextCalls
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from .router.manager import ANY_CATEGORY, MetaManager
@@ -199,16 +199,17 @@ class MainAgent:
                 # No category called yet, and the reply is a call still unreadable after
                 # the nudges (the 1.5B offered a category named "tools" replied
                 # `<tools></tools>` again): the message goes to the category that ranks
-                # best for it. Or the reply tells the user to use a category or tool: the
+                # best for it, or to the one the reply names alone ("call numbers"). Or the reply tells the user to use a category or tool: the
                 # message goes to the category it names first. The model answers with
                 # the result.
                 target = None
                 if not results and not routed:
-                    target = (
-                        ANY_CATEGORY
-                        if reply.unread_call
-                        else _told_to_use(reply.text or "", self._category_named(request))
-                    )
+                    category_for = self._category_named(request)
+                    if reply.unread_call:  # a category's name alone goes to that category
+                        bare = bare_name(reply.text or "")
+                        target = (bare and category_for(bare)) or ANY_CATEGORY
+                    else:
+                        target = _told_to_use(reply.text or "", category_for)
                 if target is not None:
                     routed = True
                     came, exchange = await self._router_call(target, text, text, text, on_step)

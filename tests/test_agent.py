@@ -150,6 +150,28 @@ async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_
     assert len(numbers.requests) == 2  # the call, then the answer
 
 
+async def test_a_category_named_alone_after_the_nudges_runs_the_message_there() -> None:
+    """A reply that is only a category's name ("call numbers") is no call; still so after
+    the nudges, the message runs in that category, not in the best-ranked one (none
+    ranks above 0 for this message)."""
+    port = ToolCall(name="calculate", arguments={"expression": "8000 + 80"})
+    numbers = ScriptedModel([AssistantTurn(tool_calls=[port]), AssistantTurn(text="8080")])
+    meta = MetaManager(
+        [
+            CategoryManager(
+                "Dates", "Weekdays and calendars.", [tool(describe_date)], ScriptedModel([])
+            ),
+            CategoryManager("Numbers", "Arithmetic.", [tool(calculate)], numbers),
+        ]
+    )
+    # As a recovering client reports it: the text, no call, and why.
+    bare = AssistantTurn(text="call numbers", unread_call="it names numbers but is no call")
+    main = ScriptedModel([bare, bare, bare, AssistantTurn(text="It is 8080.")])
+    answer = await MainAgent(main, meta).ask("What port is set in config.ini?")
+    assert answer == "It is 8080."
+    assert len(numbers.requests) == 2  # the call, then the answer
+
+
 @pytest.mark.parametrize(
     "reply",
     [

@@ -56,6 +56,7 @@ __all__ = [
     "RecoveringModel",
     "Recovery",
     "arecover_turn",
+    "bare_name",
     "looks_like_call",
     "nudge",
     "recover_calls",
@@ -408,6 +409,13 @@ def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     return turn.model_copy(update={"tool_calls": calls})
 
 
+def bare_name(text: str) -> str | None:
+    """The name a reply is made of alone ("call search_files", "`dates`."), else None."""
+    stripped = text.strip()
+    bare = _BARE_NAME.fullmatch(stripped) if len(stripped) <= _BARE_NAME_CHARS else None
+    return None if bare is None else bare.group("name")
+
+
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """`turn` with the calls its text holds moved to `tool_calls`.
 
@@ -423,9 +431,8 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         return _respelled(turn, request)
     if not text or not request.tools:
         return turn
-    stripped = text.strip()
-    bare = _BARE_NAME.fullmatch(stripped) if len(stripped) <= _BARE_NAME_CHARS else None
-    name = bare and offered_name(bare.group("name"), [tool.name for tool in request.tools])
+    bare = bare_name(text)
+    name = bare and offered_name(bare, [tool.name for tool in request.tools])
     if name and name not in RESERVED_TOOL_NAMES:  # "call decline" is the loop's to read
         return turn.model_copy(update={"unread_call": f"it names {name} but is no call"})
     if not _MAY_HOLD_CALL.search(text):
