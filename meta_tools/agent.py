@@ -198,14 +198,14 @@ class MainAgent:
             if not reply.tool_calls:
                 # No category called yet, and the reply is a call still unreadable after
                 # the nudges (the 1.5B offered a category named "tools" replied
-                # `<tools></tools>` again): the message goes to the category that ranks
-                # best for it, or to the one the reply names alone ("call numbers"). Or the reply tells the user to use a category or tool: the
-                # message goes to the category it names first. The model answers with
-                # the result.
+                # `<tools></tools>` again): the message goes to the category the reply
+                # names alone ("call numbers"), else to the one that ranks best for it.
+                # Or the reply tells the user to use a category or tool: the message goes
+                # to the category it names first. The model answers with the result.
                 target = None
                 if not results and not routed:
                     category_for = self._category_named(request)
-                    if reply.unread_call:  # a category's name alone goes to that category
+                    if reply.unread_call:
                         bare = bare_name(reply.text or "")
                         target = (bare and category_for(bare)) or ANY_CATEGORY
                     else:

@@ -126,12 +126,31 @@ async def test_a_reply_telling_the_user_to_use_a_tool_runs_the_message_in_a_cate
     assert told_back[-1].role == "tool" and "2025-12-25 is a Thursday." in told_back[-1].content
 
 
-async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_names_first() -> (
-    None
-):
-    """Seen with the 1.5B on demo task f2 (third run): "What port is set in config.ini?"
-    matches no category's tools, so the best-ranked category was none; the reply named
-    `files`, then `text_analysis`."""
+#: A reply that is only a category's name ("call numbers"), as a recovering client
+#: reports it: the text, no call, and why.
+_BARE = AssistantTurn(text="call numbers", unread_call="it names numbers but is no call")
+
+
+@pytest.mark.parametrize(
+    "replies",
+    [
+        # Seen with the 1.5B on demo task f2 (third run): the reply named `files`, then
+        # `text_analysis`; the category named first runs.
+        [
+            AssistantTurn(
+                text="You can use the `numbers` tool to read it, then use the `dates` tool."
+            )
+        ],
+        # Only a category's name, still so after the nudges.
+        [_BARE, _BARE, _BARE],
+    ],
+    ids=["told-to-use", "bare-name"],
+)
+async def test_a_reply_naming_a_category_runs_the_message_there(
+    replies: list[AssistantTurn],
+) -> None:
+    """ "What port is set in config.ini?" matches no category's tools, so the best-ranked
+    category is none: the category the reply names runs the message."""
     port = ToolCall(name="calculate", arguments={"expression": "8000 + 80"})
     numbers = ScriptedModel([AssistantTurn(tool_calls=[port]), AssistantTurn(text="8080")])
     meta = MetaManager(
@@ -143,30 +162,7 @@ async def test_a_reply_telling_to_use_a_category_runs_the_message_in_the_one_it_
         ]
     )
     assert all(r.score == 0 for r in meta.rank("What port is set in config.ini?"))
-    told = "You can use the `numbers` tool to read it, then use the `dates` tool to check it."
-    main = ScriptedModel([AssistantTurn(text=told), AssistantTurn(text="It is 8080.")])
-    answer = await MainAgent(main, meta).ask("What port is set in config.ini?")
-    assert answer == "It is 8080."
-    assert len(numbers.requests) == 2  # the call, then the answer
-
-
-async def test_a_category_named_alone_after_the_nudges_runs_the_message_there() -> None:
-    """A reply that is only a category's name ("call numbers") is no call; still so after
-    the nudges, the message runs in that category, not in the best-ranked one (none
-    ranks above 0 for this message)."""
-    port = ToolCall(name="calculate", arguments={"expression": "8000 + 80"})
-    numbers = ScriptedModel([AssistantTurn(tool_calls=[port]), AssistantTurn(text="8080")])
-    meta = MetaManager(
-        [
-            CategoryManager(
-                "Dates", "Weekdays and calendars.", [tool(describe_date)], ScriptedModel([])
-            ),
-            CategoryManager("Numbers", "Arithmetic.", [tool(calculate)], numbers),
-        ]
-    )
-    # As a recovering client reports it: the text, no call, and why.
-    bare = AssistantTurn(text="call numbers", unread_call="it names numbers but is no call")
-    main = ScriptedModel([bare, bare, bare, AssistantTurn(text="It is 8080.")])
+    main = ScriptedModel([*replies, AssistantTurn(text="It is 8080.")])
     answer = await MainAgent(main, meta).ask("What port is set in config.ini?")
     assert answer == "It is 8080."
     assert len(numbers.requests) == 2  # the call, then the answer

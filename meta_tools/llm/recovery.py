@@ -100,7 +100,8 @@ _MAY_HOLD_CALL = re.compile(r"[{<\[]")
 _BARE_NAME = re.compile(
     r"(?:(?:call|use|run)\s+)?[`'\"]?(?P<name>[\w.-]{1,64})[`'\"]?\.?", re.IGNORECASE
 )
-#: The longest reply `_BARE_NAME` can match, stripped (longer ones are not read for it).
+#: Stripped replies longer than this are no bare name (one is at most 64 characters) and
+#: are not matched: the pattern's optional parts backtrack on long runs of whitespace.
 _BARE_NAME_CHARS = 80
 #: Calls and marks of a reply looked for, as written, in the request's texts (each look
 #: reads them all); and the characters compared from a mark on.
