@@ -141,9 +141,11 @@ class Bm25Index:
         self._terms = [analyze(doc) for doc in documents]
         self._count = len(documents)
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        # bm25s needs at least one term per document; "" is its own empty-document token.
-        self._bm25.index([terms or [""] for terms in self._terms], show_progress=False)
-        self._vocab: dict[str, int] = self._bm25.vocab_dict
+        self._vocab: dict[str, int] = {}
+        if documents:  # bm25s cannot index nothing (a category whose server listed no tools)
+            # bm25s needs at least one term per document; "" is its own empty-document token.
+            self._bm25.index([terms or [""] for terms in self._terms], show_progress=False)
+            self._vocab = self._bm25.vocab_dict
         frequencies: Counter[str] = Counter()
         for terms in self._terms:
             frequencies.update(set(terms))

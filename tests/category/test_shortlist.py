@@ -159,6 +159,15 @@ async def test_abstain_declines_with_no_suitable_tool_without_calling_the_model(
     assert model.requests == []
 
 
+async def test_a_category_with_no_tools_and_a_threshold_declines_instead_of_failing() -> None:
+    # An MCP server can list no tools (or only task-only ones, which are left out).
+    model = ScriptedModel([])
+    category = CategoryManager("Empty", "Nothing yet.", [], model, abstain_below=0.3)
+    result = await category.run("Book a hotel room", "Rome")
+    assert (result.status, model.requests) == ("no_suitable_tool", [])
+    assert list(Bm25Index([]).scores("hotel")) == []
+
+
 async def test_abstain_keeps_a_matching_objective_and_offers_pinned_tools_otherwise() -> None:
     model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
     category = CategoryManager(
