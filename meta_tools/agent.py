@@ -447,7 +447,7 @@ class MainAgent:
             if target is None:
                 continue
             came, exchange = await self._router_call(
-                target.slug, result.remainder, exact_input, text, on_step
+                target.slug, result.remainder, exact_input, text, on_step, result.category
             )
             if came.result is not None:
                 results.append(came.result)
@@ -455,14 +455,21 @@ class MainAgent:
         return messages
 
     async def _router_call(
-        self, name: str, objective: str, exact_input: str, text: str, on_step: StepSink | None
+        self,
+        name: str,
+        objective: str,
+        exact_input: str,
+        text: str,
+        on_step: StepSink | None,
+        handed_on_by: str | None = None,
     ) -> tuple[CategoryReturned, list[Message]]:
         """A category call of the router's own for user message `text`: what came back,
-        and the assistant turn with the call and its tool message, for the conversation."""
+        and the assistant turn with the call and its tool message, for the conversation.
+        `handed_on_by`: the category that left `objective` undone (see `call_tool`)."""
         call = ToolCall(name=name, arguments={"objective": objective, "exact_input": exact_input})
         if on_step is not None:
             await on_step(CategoryCalled(call))
-        came = await self._call(call, text, on_step)
+        came = await self._call(call, text, on_step, handed_on_by)
         if on_step is not None:
             await on_step(came)
         content = came.result.for_agent() if came.result else f"error: {came.error}"
@@ -472,7 +479,11 @@ class MainAgent:
         ]
 
     async def _call(
-        self, call: ToolCall, request: str, on_step: StepSink | None
+        self,
+        call: ToolCall,
+        request: str,
+        on_step: StepSink | None,
+        handed_on_by: str | None = None,
     ) -> CategoryReturned:
         """Run `call` for the user message `request` (the category's context)."""
         arguments: Mapping[str, Any] | str = call.arguments
@@ -486,6 +497,7 @@ class MainAgent:
                 on_event=on_step,
                 call_id=call.id,
                 request=request,
+                handed_on_by=handed_on_by,
             )
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return CategoryReturned(call, error=str(exc))

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..llm.types import ChatRequest
+from .result import RunUsage
 from .run import RunState
 
 __all__ = ["RunSuspended", "SuspendedPhase", "SuspendedRun"]
@@ -36,6 +37,8 @@ class SuspendedRun(BaseModel):
     state: RunState
     declined: list[str] = Field(default_factory=list)
     """Categories that declined this call before `category` ran it (the router's retry)."""
+    declined_usage: RunUsage = Field(default_factory=RunUsage)
+    """What the runs of the `declined` categories cost, added to the result's usage."""
 
 
 class RunSuspended(BaseException):

@@ -139,6 +139,8 @@ class CategoryCall:
     """A run of this category stopped before a model call (`RunSuspended`), to go on with."""
     request: str = ""
     """The user's message the call came from, when known: the category's context."""
+    handed_on_by: str | None = None
+    """The category that did its part and handed this rest on: no retry goes back to it."""
 
     @property
     def text(self) -> str:
@@ -463,19 +465,22 @@ class MetaManager(AsyncCloseable):
         on_event: EventSink | None = None,
         call_id: str | None = None,
         request: str = "",
+        handed_on_by: str | None = None,
     ) -> CategoryResult:
         """Run one category call (`call_id`: the main agent's id for it, shown in traces).
 
         `any_category` (offered by `openai_tools(request)`) runs in the category
         that ranks best for the call; the result names it. `request`, the user's
         message the call came from, is context for the category: its shortlist ranks
-        for it too and its model reads it beside the objective.
+        for it too and its model reads it beside the objective. `handed_on_by` names
+        the category whose result left this call's objective as its `remainder`: a
+        retry never runs it there again.
 
         Raises:
             CategoryNotFoundError: see `check_call`.
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
-        call = replace(self.check_call(name, arguments), request=request)
+        call = replace(self.check_call(name, arguments), request=request, handed_on_by=handed_on_by)
         return await self.run(call, session=session, on_event=on_event, call_id=call_id)
 
     async def run(
@@ -500,12 +505,13 @@ class MetaManager(AsyncCloseable):
         if self._closed:
             raise ClosedError("this MetaManager is closed")
         declined = list(call.resume.declined) if call.resume is not None else []
-        spent = RunUsage()  # what the declined runs cost (not carried across a resume)
+        spent = call.resume.declined_usage if call.resume is not None else RunUsage()
         while True:
             try:
                 result = await self._run_one(call, session, on_event, call_id)
             except RunSuspended as stopped:
                 stopped.point.declined = declined
+                stopped.point.declined_usage = spent
                 raise
             if declined:  # the runs before this one declined: their cost is counted here
                 result.usage = spent.plus(result.usage)
@@ -520,13 +526,15 @@ class MetaManager(AsyncCloseable):
             call = replace(call, category=following, resume=None)
 
     def _next_category(self, call: CategoryCall, declined: list[str]) -> CategoryManager | None:
-        """The best-ranked category for `call` that matched it and has not declined yet."""
+        """The best-ranked category for `call` that matched it, has not declined yet
+        and did not hand it on."""
         if len(declined) > self.routing.retry_categories:
             return None
+        passed = {*declined, call.handed_on_by}
         for ranked in self.rank(call.text):
             if ranked.score <= 0:
                 return None
-            if ranked.category.name not in declined:
+            if ranked.category.name not in passed:
                 return ranked.category
         return None
 

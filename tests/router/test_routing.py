@@ -10,8 +10,9 @@ import pytest
 from mcp import Client
 
 from meta_tools import tool
-from meta_tools.agent import EACH_RESULT, MainAgent
+from meta_tools.agent import EACH_RESULT, CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
+from meta_tools.category.result import CategoryResult
 from meta_tools.category.turns import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
@@ -368,6 +369,7 @@ async def test_an_mcp_host_gets_the_retry_through_sampling_in_both_protocol_eras
         "success",
     )
     assert '"Football"' in host.system_prompts()[1]
+    assert content["usage"]["llm_calls"] == 3  # the declined run counts under both eras
 
 
 # -- the rest of a two-part request -------------------------------------------------------
@@ -409,6 +411,42 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     reply = next(m for m in seen if m.tool_call_id == follow.id)
     assert "18 C, dry" in reply.content
     assert seen[-1].content == EACH_RESULT  # two results in the round: each is asked for
+
+
+async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> None:
+    """Weather declines the rest; the retry's next-ranked category for it is Maths, whose
+    tool already ran: it must not run again (a sent email would be sent twice)."""
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        if category_named(request) != "Maths":
+            return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments={"reason": "no"})])
+        if has_results(request):
+            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(tool_calls=[ToolCall(name="add", arguments={"a": 2, "b": 3})])
+
+    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "add 2, 3; Paris"}
+    main = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
+            AssistantTurn(text="5"),
+        ]
+    )
+    model = ScriptedModel.from_function(categories)
+    meta = world(model, max_categories=8)
+    results: list[CategoryResult] = []
+
+    async def keep(step: object) -> None:
+        if isinstance(step, CategoryReturned) and step.result is not None:
+            results.append(step.result)
+
+    await MainAgent(main, meta).ask("What is 2 + 3, and the weather in Paris?", on_step=keep)
+    assert [(r.category, r.status) for r in results] == [
+        ("Maths", "success"),
+        ("Weather", "no_suitable_tool"),
+    ]
+    assert sum(e.tool == "add" for r in results for e in r.executions) == 1
+    assert [category_named(r) for r in model.requests].count("Maths") == 2
 
 
 # -- calls the main agent wrote in another shape -----------------------------------------
