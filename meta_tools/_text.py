@@ -8,7 +8,9 @@ name into a valid function name.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -55,8 +57,17 @@ ValidText = Annotated[str, AfterValidator(valid_utf8)]
 
 
 def slugify(name: str) -> str:
-    """`Programming & Tech Support` -> `programming_tech_support` (a valid function name)."""
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    """`Programming & Tech Support` -> `programming_tech_support` (a valid function name).
+
+    Accents are dropped (`Café` -> `cafe`). Letters of other scripts cannot be
+    spelled in a function name, so a name with any gets a short hash of itself
+    (`Погода` -> `category_1b6a2f`): two such names never share a function name.
+    """
+    folded = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    slug = re.sub(r"[^a-z0-9]+", "_", folded.lower().encode("ascii", "ignore").decode()).strip("_")
+    if any(c.isalpha() and not c.isascii() for c in folded):
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+        return f"{(slug or 'category')[:57]}_{digest}"
     return slug[:64] or "category"
 
 

@@ -33,7 +33,7 @@ from ..tools.wrapper import unwrap
 from .catalog import ToolSources
 from .from_config import category_from_config, model_from_config
 
-__all__ = ["ConfigAssembly", "category_table", "config_secrets"]
+__all__ = ["ANY_CATEGORY", "ConfigAssembly", "category_table", "config_secrets"]
 
 logger = logging.getLogger("meta_tools.meta")
 
@@ -41,14 +41,27 @@ Categories = dict[str, CategoryManager]
 """A router's categories by function name (slug)."""
 
 
+ANY_CATEGORY = "any_category"
+"""The tool offered beside a ranked subset of categories: the router picks the category."""
+
+
 def category_table(managers: Iterable[CategoryManager]) -> Categories:
     """The categories by slug.
 
     Raises:
-        ConfigError: two categories have the same function name.
+        ConfigError: two categories have the same function name, or one has the
+            name of the router's own `any_category` tool.
     """
     table: Categories = {}
     for manager in managers:
+        if manager.slug == ANY_CATEGORY:
+            raise ConfigError(
+                "categories",
+                [
+                    f"category {manager.name!r} has the function name {ANY_CATEGORY!r}, which is"
+                    " the router's own tool for reaching any category: rename it"
+                ],
+            )
         if manager.slug in table:
             raise ConfigError(
                 "categories",

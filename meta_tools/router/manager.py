@@ -29,7 +29,7 @@ from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
-from .assembly import ConfigAssembly, category_table
+from .assembly import ANY_CATEGORY, ConfigAssembly, category_table
 from .ranking import CategoryRanking, RankedCategory, best_few
 
 __all__ = [
@@ -43,8 +43,6 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
-ANY_CATEGORY = "any_category"
-"""The tool offered beside a ranked subset of categories: the router picks the category."""
 
 
 def tool_words(name: str) -> str:
@@ -381,9 +379,7 @@ class MetaManager(AsyncCloseable):
         if offered is None:
             return [self._definition(m, self.tool_description(m)) for m in self.categories]
         tools = [self._definition(r.category, self._ranked_description(r)) for r in offered]
-        if ANY_CATEGORY not in self._managers:
-            tools.append(any_category_tool())
-        return tools
+        return [*tools, any_category_tool()]
 
     def openai_tools(
         self, request: str | None = None, *, include: Iterable[str] = ()
@@ -429,8 +425,7 @@ class MetaManager(AsyncCloseable):
                 `any_category` was called with a task no category's tools match.
             ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
         """
-        anywhere = name == ANY_CATEGORY and name not in self._managers
-        manager = None if anywhere else self.get_category(name)
+        manager = None if name == ANY_CATEGORY else self.get_category(name)
         problems = [
             f"{key!r} is required and must be a string"
             for key in _PARAMETERS

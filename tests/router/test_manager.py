@@ -1,6 +1,7 @@
 """MetaManager: the main agent's view (one tool per category) and routing of calls."""
 
 import json
+import re
 
 import anyio
 import pytest
@@ -128,6 +129,27 @@ def test_two_categories_with_the_same_function_name_are_refused() -> None:
                 CategoryManager("text!", "b", [shout], model),
             ]
         )
+    with pytest.raises(ConfigError, match="'Any category' has the function name 'any_category'"):
+        MetaManager([CategoryManager("Any category", "a", [shout], model)])
+
+
+@pytest.mark.parametrize(
+    ("names", "slugs"),
+    [
+        (["Café", "für Kinder"], ["cafe", "fur_kinder"]),
+        (["Погода", "Финансы", "天气 2"], None),  # other scripts: a hash keeps them apart
+    ],
+)
+def test_category_names_in_any_script_become_distinct_function_names(
+    names: list[str], slugs: list[str] | None
+) -> None:
+    model = ScriptedModel([])
+    meta = MetaManager([CategoryManager(n, "a", [shout], model) for n in names])
+    found = [t.name for t in meta.tool_definitions()]
+    assert all(re.fullmatch(r"[a-z0-9_]{1,64}", s) for s in found)
+    assert len(set(found)) == len(names)
+    assert found == (slugs or found)
+    assert meta.get_category(found[-1]).name == names[-1]
 
 
 async def test_a_server_listing_new_tools_rebuilds_only_the_categories_whose_tools_changed() -> (
