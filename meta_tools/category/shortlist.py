@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from unicodedata import combining
 
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
@@ -41,10 +43,12 @@ __all__ = [
     "tool_document",
 ]
 
-# camelCase and snake_case split into words (`GUIDs` stays one); CJK characters are words.
+# camelCase and snake_case split into words (`GUIDs` stays one); CJK characters are words;
+# a run of letters of another script (Cyrillic, Greek, Arabic...) is a word.
 _WORDS = re.compile(
     r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
     r"|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"
+    r"|[^\W\d_A-Za-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _STOPWORDS = frozenset(
@@ -88,14 +92,25 @@ _STEMMER = _load_stemmer()
 STEMMER = "snowball-english (PyStemmer)" if _STEMMER is not _stem else "plural-s (built-in)"
 
 
+def _without_accents(text: str) -> str:
+    """`text` without combining marks (recomposed, so that Hangul syllables stay whole);
+    other letters case-folded (`ß` is `ss`), ASCII letters kept as they are for camelCase."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(c if c.isascii() else c.casefold() for c in decomposed if not combining(c))
+    return unicodedata.normalize("NFC", kept)
+
+
 def analyze(text: str) -> list[str]:
     """Text -> index terms: split camel/snake case, lowercase, drop stopwords, stem plurals.
 
     CJK text becomes single characters and bigrams, so Chinese descriptions match too.
+    Accents are dropped first (`für` is `fur`, `Café` matches `cafe`).
     """
     terms: list[str] = []
     previous_cjk, previous_end = "", -1
-    for match in _WORDS.finditer(text):
+    for match in _WORDS.finditer(_without_accents(text)):
         word = match.group()
         if _CJK.fullmatch(word):
             terms.append(word)

@@ -67,6 +67,25 @@ def test_analyze_turns_chinese_text_into_characters_and_bigrams() -> None:
     assert analyze("搜索 bing") == ["搜", "索", "搜索", "bing"]
 
 
+def test_analyze_reads_every_script_and_drops_accents() -> None:
+    assert analyze("Прогноз ПОГОДЫ") == ["прогноз", "погоды"]
+    assert analyze("Ελληνικά νέα") == ["ελληνικα", "νεα"]
+    assert analyze("Wetter für Köln, Straße") == ["wetter", "fur", "koln", "strass"]
+    assert analyze("Café") == analyze("cafe")
+    assert analyze("서울 날씨") == ["서", "울", "서울", "날", "씨", "날씨"]
+
+
+def test_a_tool_described_in_another_script_is_found() -> None:
+    tools = [
+        make_tool("kurs", "Курс валюты к рублю."),
+        make_tool("wetter", "Wettervorhersage für eine Stadt."),
+        make_tool("pogoda", "Прогноз погоды для города: температура и осадки."),
+    ]
+    shortlist = Shortlist(tools, max_tools=1)
+    assert tools[shortlist.rank("Какой прогноз погоды в Москве?")[0]].name == "pogoda"
+    assert tools[shortlist.rank("Wettervorhersage fur Munchen")[0]].name == "wetter"
+
+
 def test_bm25_ranks_the_tool_whose_words_match_first() -> None:
     tools = catalog()
     shortlist = Shortlist(tools, max_tools=3)
