@@ -73,6 +73,20 @@ class AssistantTurn(BaseModel):
     recovered: int = 0
     unread_call: str | None = None
 
+    @field_validator("tool_calls")
+    @classmethod
+    def _distinct_ids(cls, calls: list[ToolCall]) -> list[ToolCall]:
+        """Each call gets an id of its own: a server may repeat ids within one reply,
+        or leave them empty, and results are matched to calls by id."""
+        seen: set[str] = set()
+        out: list[ToolCall] = []
+        for call in calls:
+            if not call.id.strip() or call.id in seen:
+                call = call.model_copy(update={"id": _call_id()})
+            seen.add(call.id)
+            out.append(call)
+        return out
+
     def as_message(self) -> Message:
         return Message(role="assistant", content=self.text or "", tool_calls=self.tool_calls)
 

@@ -115,6 +115,26 @@ async def test_malformed_tool_call_arguments_are_kept_as_the_raw_string(
     ]
 
 
+async def test_calls_of_one_reply_with_the_same_or_no_id_get_ids_of_their_own(
+    llm_server: FakeLLMServer,
+) -> None:
+    """Some servers number calls per reply or leave ids empty; results go back by id."""
+    llm_server.enqueue(
+        Reply(
+            body=openai_tool_reply(
+                wire_tool_call("call_0", "calc_add", '{"a": 1, "b": 2}'),
+                wire_tool_call("call_0", "calc_add", '{"a": 2, "b": 2}'),
+                wire_tool_call("", "list_all", "{}"),
+            )
+        )
+    )
+    async with OPENAI.make_model(llm_server) as model:
+        turn = await model.complete(ask("1+2? 2+2?"))
+    ids = [call.id for call in turn.tool_calls]
+    assert ids[0] == "call_0" and len(set(ids)) == 3 and all(ids)
+    assert [call.arguments for call in turn.tool_calls][:2] == [{"a": 1, "b": 2}, {"a": 2, "b": 2}]
+
+
 @pytest.mark.parametrize(
     "reply",
     [
