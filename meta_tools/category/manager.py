@@ -52,6 +52,7 @@ from .turns import (
     Outcome,
     Requested,
     classify_turn,
+    gives_only_task_numbers,
     recites_request,
     task_message,
     tool_definition,
@@ -331,6 +332,14 @@ class CategoryManager:
                     return self._result(run, "failed", nothing_worked(state))
                 case Answered(text) if recites_request(text, state.request):
                     # Its answer is the user's request copied back: the results are the answer.
+                    return self._result(run, "success", results_so_far(run.state))
+                case Answered(text) if gives_only_task_numbers(
+                    text,
+                    f"{state.objective}\n{state.exact_input}\n{state.request}",
+                    state.executions,
+                ):
+                    # A number of the task that no call used or returned ("24" where the
+                    # tool gave 31 days): the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
                 case Answered(text):
                     return self._result(run, "success", text or results_so_far(run.state))

@@ -310,6 +310,24 @@ _PART = "\n\n(Your part: "
 _PART_INPUT = ". Input: "
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def gives_only_task_numbers(answer: str, task: str, executions: Sequence[Execution]) -> bool:
+    """Whether a short answer's numbers all come from the task and none from the run.
+
+    Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied by 24":
+    `date_difference` gave 31 days and the answer was "24", a number of the task
+    that no call used or returned.
+    """
+    numbers = _NUMBER.findall(answer)
+    if not numbers or len([w for w in _WORDS.findall(answer) if not w.isdigit()]) > 4:
+        return False
+    used = " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in executions)
+    given, seen = set(_NUMBER.findall(task)), set(_NUMBER.findall(used))
+    return all(n in given and n not in seen for n in numbers)
+
+
 def recites_request(text: str, request: str) -> bool:
     """Whether an answer copies the user's request instead of answering.
 

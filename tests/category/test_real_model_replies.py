@@ -397,6 +397,38 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
 
 
+@pytest.mark.parametrize(
+    ("answer", "given"),
+    [
+        ("24", False),  # seen: the task's number, which no call used or returned
+        ("The answer is 24.", False),
+        ("31", True),  # the result's
+        ("31 days, times 24 is 744 hours", True),
+        ("2025", True),  # a number the call was given
+        ("Thursday", True),  # no number: not this check's business
+    ],
+)
+async def test_an_answer_with_only_a_number_of_the_task_gives_the_results_instead(
+    answer: str, given: bool
+) -> None:
+    """Seen with the 1.5B on demo x5 ("How many days from 2025-01-01 to 2025-02-01?
+    Multiply that by 24."): `date_difference` gave 31 days and the answer was "24"."""
+
+    @tool
+    def date_difference(start: str, end: str) -> str:
+        """Days between two dates."""
+        return "31 days"
+
+    call = ToolCall(name="date_difference", arguments={"start": "2025-01-01", "end": "2025-02-01"})
+    model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=answer)])
+    category = CategoryManager("Dates", "Calendars.", [date_difference], model)
+    result = await category.run(
+        "Days between the dates, multiplied by 24", "2025-01-01 and 2025-02-01"
+    )
+    assert result.status == "success"
+    assert result.summary == (answer if given else "date_difference: 31 days")
+
+
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:
     from meta_tools.category.turns import Note
 
