@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from ._text import clipped
 from .category.events import RunEvent
 from .category.result import CategoryResult
 from .category.turns import call_key
@@ -109,6 +110,8 @@ _TOLD_TO_USE = re.compile(
     re.IGNORECASE,
 )
 #: A reply that says something cannot be done is an answer, whatever tools it names.
+#: How much of what the first part of a task found goes with the rest of it.
+_FOUND_CHARS = 600
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
@@ -428,24 +431,27 @@ class MainAgent:
 
         A category that did its part and declined the rest returns `remainder`; the
         rest goes, once, to the best-ranked other category that matches it, as a call
-        of the router's own (an assistant turn with that call, and its result).
+        of the router's own (an assistant turn with that call, and its result). Its
+        input says what the first part found: the rest may need it ("multiply that").
         """
         messages: list[Message] = []
         for call in calls:
             result = returned.get(call.id)
             if result is None or not result.remainder or not isinstance(call.arguments, dict):
                 continue
-            exact_input = str(call.arguments.get("exact_input", ""))
+            given = str(call.arguments.get("exact_input", ""))
             target = next(
                 (
                     r.category
-                    for r in self.meta.rank(f"{result.remainder}\n{exact_input}")
+                    for r in self.meta.rank(f"{result.remainder}\n{given}")
                     if r.score > 0 and r.category.name != result.category
                 ),
                 None,
             )
             if target is None:
                 continue
+            found = clipped(result.summary, _FOUND_CHARS)
+            exact_input = f"{given}\n(Found by {result.category}: {found})"
             came, exchange = await self._router_call(
                 target.slug, result.remainder, exact_input, text, on_step, result.category
             )

@@ -406,7 +406,7 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     assert follow.name == "weather"
     assert follow.arguments == {
         "objective": "the weather forecast for Paris",
-        "exact_input": "2, 3, Paris",
+        "exact_input": "2, 3, Paris\n(Found by Maths: add: 5.0)",  # the rest may need it
     }
     reply = next(m for m in seen if m.tool_call_id == follow.id)
     assert "18 C, dry" in reply.content
