@@ -22,7 +22,7 @@ import anyio
 from ._text import clipped
 from .category.events import RunEvent
 from .category.result import CategoryResult
-from .category.turns import call_key
+from .category.turns import answer_numbers, call_key, numbers_in
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import arecover_turn, bare_name, nudge, offered_name
@@ -113,6 +113,14 @@ _TOLD_TO_USE = re.compile(
 #: How much of what the first part of a task found goes with the rest of it.
 _FOUND_CHARS = 600
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
+
+
+def _invents_numbers(answer: str, text: str, results: list[CategoryResult]) -> bool:
+    """Whether a short answer about numbers gives none that the user's message or the
+    categories' results hold: a number made up, where the results are the answer."""
+    said = answer_numbers(answer)
+    known = numbers_in("\n".join([text, *(r.for_agent() for r in results)]))
+    return bool(said) and not said & known
 
 
 def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | None:
@@ -248,6 +256,9 @@ class MainAgent:
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
+        if results and _invents_numbers(answer, text, results):
+            # Seen with the 1.5B: "23", to results of 31 days and 744 hours.
+            answer = ""
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.
             answer = "\n".join(f"{r.category}: {r.question or r.summary}" for r in results)

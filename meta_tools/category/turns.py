@@ -320,12 +320,22 @@ def gives_only_task_numbers(answer: str, task: str, executions: Sequence[Executi
     `date_difference` gave 31 days and the answer was "24", a number of the task
     that no call used or returned.
     """
-    numbers = _NUMBER.findall(answer)
-    if not numbers or len([w for w in _WORDS.findall(answer) if not w.isdigit()]) > 4:
-        return False
+    numbers = answer_numbers(answer)
     used = " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in executions)
-    given, seen = set(_NUMBER.findall(task)), set(_NUMBER.findall(used))
-    return all(n in given and n not in seen for n in numbers)
+    given, seen = numbers_in(task), numbers_in(used)
+    return bool(numbers) and all(n in given and n not in seen for n in numbers)
+
+
+def answer_numbers(answer: str) -> set[str]:
+    """The numbers of a short answer that is about numbers (at most 4 other words), else none."""
+    if len([w for w in _WORDS.findall(answer) if not w.isdigit()]) > 4:
+        return set()
+    return numbers_in(answer)
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers `text` writes, `744.0` as `744`."""
+    return {n.rstrip("0").rstrip(".") if "." in n else n for n in _NUMBER.findall(text)}
 
 
 def recites_request(text: str, request: str) -> bool:
