@@ -115,12 +115,13 @@ _FOUND_CHARS = 600
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
-def _invents_numbers(answer: str, text: str, results: list[CategoryResult]) -> bool:
-    """Whether a short answer about numbers gives none that the user's message or the
-    categories' results hold: a number made up, where the results are the answer."""
+def _invents_numbers(answer: str, results: list[CategoryResult]) -> bool:
+    """Whether a short answer about numbers gives none that the categories' results (their
+    calls and outputs) hold: made up or copied from the message, where the results are
+    the answer. Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied by
+    24", given 31 days and 744 hours: "23", and in another run "24"."""
     said = answer_numbers(answer)
-    known = numbers_in("\n".join([text, *(r.for_agent() for r in results)]))
-    return bool(said) and not said & known
+    return bool(said) and not said & numbers_in("\n".join(r.for_agent() for r in results))
 
 
 def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | None:
@@ -256,8 +257,7 @@ class MainAgent:
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
-        if results and _invents_numbers(answer, text, results):
-            # Seen with the 1.5B: "23", to results of 31 days and 744 hours.
+        if results and _invents_numbers(answer, results):
             answer = ""
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.
