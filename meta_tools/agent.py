@@ -109,9 +109,9 @@ _TOLD_TO_USE = re.compile(
     r"|(?P<plain>[\w.-]{1,64})\s+(?:tool|function|category|command)s?\b)",
     re.IGNORECASE,
 )
-#: A reply that says something cannot be done is an answer, whatever tools it names.
 #: How much of what the first part of a task found goes with the rest of it.
 _FOUND_CHARS = 600
+#: A reply that says something cannot be done is an answer, whatever tools it names.
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
@@ -258,7 +258,7 @@ class MainAgent:
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
         if results and _invents_numbers(answer, results):
-            answer = ""
+            answer = ""  # a number no result holds: the results are the answer
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.
             answer = "\n".join(f"{r.category}: {r.question or r.summary}" for r in results)
