@@ -24,6 +24,7 @@ __all__ = [
     "slugify",
     "valid_utf8",
     "valid_utf8_value",
+    "without_accents",
 ]
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -56,6 +57,16 @@ ValidText = Annotated[str, AfterValidator(valid_utf8)]
 """A pydantic string field that is made valid UTF-8 when set."""
 
 
+def without_accents(text: str) -> str:
+    """`text` without combining marks, recomposed (so that Hangul syllables stay whole)."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
+
+
 def slugify(name: str) -> str:
     """`Programming & Tech Support` -> `programming_tech_support` (a valid function name).
 
@@ -63,7 +74,7 @@ def slugify(name: str) -> str:
     spelled in a function name, so a name with any gets a short hash of itself
     (`Погода` -> `category_1b6a2f`): two such names never share a function name.
     """
-    folded = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    folded = without_accents(name)
     slug = re.sub(r"[^a-z0-9]+", "_", folded.lower().encode("ascii", "ignore").decode()).strip("_")
     if any(c.isalpha() and not c.isascii() for c in folded):
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:6]

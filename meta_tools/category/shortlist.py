@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from unicodedata import combining
 
+from .._text import without_accents
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
 from .limits import LIMITS
@@ -92,14 +91,11 @@ _STEMMER = _load_stemmer()
 STEMMER = "snowball-english (PyStemmer)" if _STEMMER is not _stem else "plural-s (built-in)"
 
 
-def _without_accents(text: str) -> str:
-    """`text` without combining marks (recomposed, so that Hangul syllables stay whole);
-    other letters case-folded (`ß` is `ss`), ASCII letters kept as they are for camelCase."""
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c if c.isascii() else c.casefold() for c in decomposed if not combining(c))
-    return unicodedata.normalize("NFC", kept)
+def _folded(text: str) -> str:
+    """`text` without accents, other scripts' letters case-folded (`ß` is `ss`); ASCII
+    letters are kept as they are, for camelCase."""
+    text = without_accents(text)
+    return text if text.isascii() else "".join(c if c.isascii() else c.casefold() for c in text)
 
 
 def analyze(text: str) -> list[str]:
@@ -110,7 +106,7 @@ def analyze(text: str) -> list[str]:
     """
     terms: list[str] = []
     previous_cjk, previous_end = "", -1
-    for match in _WORDS.finditer(_without_accents(text)):
+    for match in _WORDS.finditer(_folded(text)):
         word = match.group()
         if _CJK.fullmatch(word):
             terms.append(word)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from meta_tools.exceptions import ModelError
@@ -94,20 +96,22 @@ async def test_tool_choice_is_left_out_when_no_tools_are_offered(
     }
 
 
+async def calls_read_back(server: FakeLLMServer, *calls: dict[str, Any]) -> AssistantTurn:
+    """The turn the OpenAI client reads from a reply of `calls` (wire shape)."""
+    server.enqueue(Reply(body=openai_tool_reply(*calls)))
+    async with OPENAI.make_model(server) as model:
+        return await model.complete(ask("1+2?"))
+
+
 async def test_malformed_tool_call_arguments_are_kept_as_the_raw_string(
     llm_server: FakeLLMServer,
 ) -> None:
-    llm_server.enqueue(
-        Reply(
-            body=openai_tool_reply(
-                wire_tool_call("call_1", "calc_add", '{"a": 1, "b": '),
-                wire_tool_call("call_2", "calc_add", "[1, 2]"),
-                wire_tool_call("call_3", "list_all", ""),
-            )
-        )
+    turn = await calls_read_back(
+        llm_server,
+        wire_tool_call("call_1", "calc_add", '{"a": 1, "b": '),
+        wire_tool_call("call_2", "calc_add", "[1, 2]"),
+        wire_tool_call("call_3", "list_all", ""),
     )
-    async with OPENAI.make_model(llm_server) as model:
-        turn = await model.complete(ask("1+2?"))
     assert turn.tool_calls == [
         ToolCall(id="call_1", name="calc_add", arguments='{"a": 1, "b": '),
         ToolCall(id="call_2", name="calc_add", arguments="[1, 2]"),
@@ -119,17 +123,12 @@ async def test_calls_of_one_reply_with_the_same_or_no_id_get_ids_of_their_own(
     llm_server: FakeLLMServer,
 ) -> None:
     """Some servers number calls per reply or leave ids empty; results go back by id."""
-    llm_server.enqueue(
-        Reply(
-            body=openai_tool_reply(
-                wire_tool_call("call_0", "calc_add", '{"a": 1, "b": 2}'),
-                wire_tool_call("call_0", "calc_add", '{"a": 2, "b": 2}'),
-                wire_tool_call("", "list_all", "{}"),
-            )
-        )
+    turn = await calls_read_back(
+        llm_server,
+        wire_tool_call("call_0", "calc_add", '{"a": 1, "b": 2}'),
+        wire_tool_call("call_0", "calc_add", '{"a": 2, "b": 2}'),
+        wire_tool_call("", "list_all", "{}"),
     )
-    async with OPENAI.make_model(llm_server) as model:
-        turn = await model.complete(ask("1+2? 2+2?"))
     ids = [call.id for call in turn.tool_calls]
     assert ids[0] == "call_0" and len(set(ids)) == 3 and all(ids)
     assert [call.arguments for call in turn.tool_calls][:2] == [{"a": 1, "b": 2}, {"a": 2, "b": 2}]
