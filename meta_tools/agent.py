@@ -22,7 +22,7 @@ import anyio
 from ._text import clipped
 from .category.events import RunEvent
 from .category.result import CategoryResult
-from .category.turns import answer_numbers, call_key, numbers_in
+from .category.turns import answer_numbers, call_key, fence_result, numbers_in
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import arecover_turn, bare_name, nudge, offered_name
@@ -443,7 +443,7 @@ class MainAgent:
         A category that did its part and declined the rest returns `remainder`; the
         rest goes, once, to the best-ranked other category that matches it, as a call
         of the router's own (an assistant turn with that call, and its result). Its
-        input says what the first part found: the rest may need it ("multiply that").
+        context says what the first part found: the rest may need it ("multiply that").
         """
         messages: list[Message] = []
         for call in calls:
@@ -461,10 +461,11 @@ class MainAgent:
             )
             if target is None:
                 continue
-            found = clipped(result.summary, _FOUND_CHARS)
-            exact_input = f"{given}\n(Found by {result.category}: {found})"
+            # What it found goes with the user's message, the category's context, fenced
+            # as data: it may be a tool's output, and it must not sway where a retry goes.
+            found = fence_result(result.category, True, clipped(result.summary, _FOUND_CHARS))
             came, exchange = await self._router_call(
-                target.slug, result.remainder, exact_input, text, on_step, result.category
+                target.slug, result.remainder, given, f"{text}\n\n{found}", on_step, result.category
             )
             if came.result is not None:
                 results.append(came.result)

@@ -394,7 +394,8 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
             AssistantTurn(text="5, and Paris is dry at 18 C."),
         ]
     )
-    meta = world(ScriptedModel.from_function(categories), max_categories=8)
+    categories_model = ScriptedModel.from_function(categories)
+    meta = world(categories_model, max_categories=8)
     maths = await meta.call_tool("maths", task)
     assert (maths.status, maths.remainder) == ("success", "the weather forecast for Paris")
     assert [e.tool for e in maths.executions] == ["add"]
@@ -406,8 +407,13 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     assert follow.name == "weather"
     assert follow.arguments == {
         "objective": "the weather forecast for Paris",
-        "exact_input": "2, 3, Paris\n(Found by Maths: add: 5.0)",  # the rest may need it
+        "exact_input": "2, 3, Paris",
     }
+    # The rest may need what was found: its category reads it beside the message, as data.
+    weather = next(r for r in categories_model.requests if category_named(r) == "Weather")
+    assert '<tool_result tool="Maths" status="ok">\nadd: 5.0\n</tool_result>' in str(
+        weather.messages[-1].content
+    )
     reply = next(m for m in seen if m.tool_call_id == follow.id)
     assert "18 C, dry" in reply.content
     assert seen[-1].content == EACH_RESULT  # two results in the round: each is asked for
