@@ -35,6 +35,7 @@ from .events import (
     ToolsSelected,
 )
 from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
+from .grounding import screen_calls
 from .limits import LIMITS
 from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
@@ -296,6 +297,7 @@ class CategoryManager:
             outcome = classify_turn(
                 turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
             )
+            outcome = screen_calls(outcome, state, run.tools)
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
             match outcome:
@@ -317,7 +319,8 @@ class CategoryManager:
                     )
                     result.suggestion = self.redactor.text(suggestion)
                     return result
-                case Answered(text) if state.iteration == 0:
+                case Answered(text) if not state.executions:
+                    # Nothing ran (at most, calls were answered with why not): it declined.
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
                 case Answered(text) if note.echoed_by(text):
                     # A line of the prompt copied back ("call decline", "The task is still

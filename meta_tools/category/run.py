@@ -54,6 +54,8 @@ class RunState:
     """Replies that looked like a tool call but could not be read, answered so far."""
     repeated_rounds: int = 0
     """Rounds in a row whose calls all repeated calls that had already succeeded."""
+    unfounded: int = 0
+    """Rounds with a call not run because nothing tied it to the task (`grounding`)."""
 
     @property
     def used(self) -> list[str]:

@@ -279,7 +279,7 @@ async def test_three_slow_tools_in_one_round_run_in_parallel() -> None:
     naps = [("nap", {"seconds": s}) for s in (1, 0.99, 0.98)]  # identical calls would run once
     model = ScriptedModel([calls(*naps), AssistantTurn(text="rested")])
     started = time.perf_counter()
-    result = await manager(model, nap).run("Rest", "three times")
+    result = await manager(model, nap).run("Rest", "for 1, 0.99 and 0.98 seconds")
     assert time.perf_counter() - started < 2.0
     assert [e.result for e in result.executions] == ["rested"] * 3
 
@@ -316,8 +316,8 @@ async def test_past_runs_are_remembered_per_session_and_bounded() -> None:
     )
     category = manager(model, add, memory_size=2)
     for i in range(3):
-        await category.run(f"objective {i}", "x", session="alice")
-    await category.run("bob's task", "x", session="bob")
+        await category.run(f"objective {i}", "1 + 1", session="alice")
+    await category.run("bob's task", "1 + 1", session="bob")
     assert [r["objective"] for r in await category.past_runs("alice")] == [
         "objective 1",
         "objective 2",
@@ -373,9 +373,9 @@ async def test_a_run_without_a_session_neither_sees_nor_leaves_past_runs() -> No
 
     model = ScriptedModel.from_function(answer)
     category = manager(model, add)
-    await category.run("remembered task", "x", session="alice")
-    await category.run("anonymous task", "x")
-    await category.run("another anonymous task", "x")
+    await category.run("remembered task", "1 + 1", session="alice")
+    await category.run("anonymous task", "1 + 1")
+    await category.run("another anonymous task", "1 + 1")
     assert [r["objective"] for r in await category.past_runs("alice")] == ["remembered task"]
     assert await category.past_runs(None) == []
     anonymous_system = model.requests[-2].messages[0].content

@@ -19,7 +19,10 @@ pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "search-token-5be0c1d9"
-TASK = {"objective": "Look it up", "exact_input": "hello"}
+TASK = {
+    "objective": "Look it up: echo it, refuse, or reply with an RPC error",
+    "exact_input": "hello",
+}
 
 
 def config(tools: list[str], *args: str, **category: Any) -> MetaToolsConfig:

@@ -136,7 +136,7 @@ async def test_a_first_use_server_connects_when_its_category_is_first_called() -
         config({"Math": ["add"]}), model=model, sources=[lazy]
     ) as meta:
         assert (lazy.status, lazy.listed) == ("idle", False)
-        result = await meta.call_tool("math", TASK)
+        result = await meta.call_tool("math", {"objective": "Add 1 to 1", "exact_input": "a = 1"})
         assert lazy.status == "ready"
     assert [(e.tool, e.result) for e in result.executions] == [("add", '{"result": 2}')]
     assert model.requests[0].tools[0].parameters["required"] == ["a"]
@@ -145,16 +145,17 @@ async def test_a_first_use_server_connects_when_its_category_is_first_called() -
 async def test_tools_list_changed_reaches_the_categorys_next_llm_call() -> None:
     source = McpToolSource("changing", changing.build(), mode="legacy")  # type: ignore[arg-type]
     model = calls("learn", {"name": "greet"})
+    task = {"objective": "Learn to greet", "exact_input": "greet"}
     async with MetaManager.from_config(
         config({"All": ["*"]}), model=model, sources=[source]
     ) as meta:
         category = meta.get_category("all")
         changed = anyio.Event()
         source.subscribe(lambda _: changed.set())
-        await meta.call_tool("all", TASK)
+        await meta.call_tool("all", task)
         with anyio.fail_after(10):
             await changed.wait()
-        await meta.call_tool("all", TASK)
+        await meta.call_tool("all", task)
         assert "greet" in [t.name for t in category.tools.list_tools()]
     assert "greet" not in offered(model.requests[0])
     assert "greet" in offered(model.requests[2])

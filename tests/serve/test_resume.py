@@ -39,7 +39,7 @@ def shout(text: str) -> str:
 
 @tool
 def dump(size: int) -> str:
-    """Return `size` characters of varied text."""
+    """Shout back `size` characters of varied text."""
     return "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(size // 64 + 1))[
         :size
     ]

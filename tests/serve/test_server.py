@@ -217,7 +217,7 @@ async def test_the_sampling_model_of_the_config_sends_its_max_tokens_and_tempera
 @MODES
 async def test_a_cancelled_call_cancels_its_running_tools(mode: str) -> None:
     blocker = Blocker()
-    host = ScriptedHost([("block", {"reason": "x"})])
+    host = ScriptedHost([("block", {"reason": "hi"})])
     async with router(blocker=blocker) as meta, host_client(build_server(meta), mode, host) as c:
         await cancel_blocked_call(c, blocker)
 
@@ -291,7 +291,7 @@ async def test_the_router_served_over_stdio_answers_reports_progress_and_cancels
         command = StdioServerParameters(
             command=sys.executable, args=["-m", "tests.servers.router", str(path)], cwd=ROOT
         )
-        host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI", ("block", {"reason": "x"})])
+        host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI", ("block", {"reason": "hi"})])
         progress = ProgressLog()
         async with host_client(command, mode, host, read_timeout_seconds=60) as client:
             assert_shouted(await client.call_tool("text", TASK, progress_callback=progress))
@@ -321,7 +321,7 @@ async def http_client(url: str, mode: str, host: ScriptedHost) -> AsyncIterator[
 @MODES
 async def test_the_router_served_over_http_answers_reports_progress_and_cancels(mode: str) -> None:
     blocker = Blocker()
-    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI", ("block", {"reason": "x"})])
+    host = ScriptedHost([("shout", {"text": "hi"}), "Shouted: HI", ("block", {"reason": "hi"})])
     progress = ProgressLog()
     async with served_over_http(router(blocker=blocker)) as url, http_client(url, mode, host) as c:
         assert_shouted(await c.call_tool("text", TASK, progress_callback=progress))

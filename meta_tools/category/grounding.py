@@ -1,0 +1,162 @@
+"""Calls that nothing ties to their task: every value made up, and no word shared with it.
+
+Offered only tools that do not fit, a small model still calls one, with values
+of its own. Seen with the 1.5B on BFCL's irrelevance entries: "Can you list some
+horror movies?" became `calculate_investment_value(principal=1000, ...)`, and on
+the demo "Book a flight from Paris to Rome" became `calculate("2 * 3600")`.
+
+Both conditions must hold. Made-up values alone are common in right calls to a
+related tool when a task is vague ("a short URL for the party invitation" gives
+`shorten(longUrl="http://www.yourparty.com")`), and an unrelated-looking tool is
+often right when the task gives its values. A value counts as given when the
+task, the session's past runs or this run's earlier calls and results hold it
+(a word of it, or its number); values the model chose from the schema (an
+enum member, the default, a boolean) count as neither.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..llm.types import ToolCall
+from ..tools.base import BaseTool
+from .run import RunState
+from .shortlist import analyze, tool_document
+from .turns import Calls, Declined, Outcome
+
+__all__ = ["guessed_values", "screen_calls"]
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
+_NUMBER_WORDS = dict(
+    zip(
+        "zero one two three four five six seven eight nine ten eleven twelve".split(),  # noqa: SIM905
+        range(13),
+        strict=True,
+    )
+) | {"twenty": 20, "thirty": 30, "hundred": 100, "thousand": 1000, "dozen": 12}
+
+
+def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -> Outcome:
+    """`outcome` with its unfounded calls answered instead of run (`Calls.rejected`).
+
+    The model is told why once. When a later round's calls are all unfounded
+    again, the category declines: the router can then try the next category.
+    """
+    if not isinstance(outcome, Calls):
+        return outcome
+    task = f"{state.objective}\n{state.exact_input}\n{state.request}"
+    seen = "\n".join(
+        [json.dumps(r, ensure_ascii=False) for r in state.past_runs]
+        + [
+            f"{json.dumps(e.arguments, ensure_ascii=False)} {e.result or e.error or ''}"
+            for e in state.executions
+        ]
+    )
+    by_name = {t.name: t for t in tools}
+    guessed = {
+        c.id: values
+        for c in outcome.calls
+        if c.name in by_name and (values := guessed_values(c, by_name[c.name], task, seen))
+    }
+    if not guessed:
+        return outcome
+    kept = [c for c in outcome.calls if c.id not in guessed]
+    if state.unfounded and not kept:
+        call = outcome.calls[0]
+        return Declined(
+            f"No tool here fits the task: {call.name} was called again with values the task"
+            f" does not give ({_shown(guessed[call.id])}).",
+            "",
+        )
+    state.unfounded += 1
+    answered = [(c, _unfounded_message(c, guessed[c.id])) for c in outcome.calls if c.id in guessed]
+    return Calls(kept, outcome.rejected + answered)
+
+
+def guessed_values(call: ToolCall, tool: BaseTool, task: str, seen: str) -> list[Any]:
+    """The values of `call` when it is unfounded, else an empty list.
+
+    Unfounded: it has values of its own choosing, none of them is in `task` or
+    `seen` (what the run has read), and `tool` shares no word with `task`.
+    """
+    if not isinstance(call.arguments, dict):
+        return []  # unreadable arguments are the tool layer's to answer
+    values = list(_chosen_values(call.arguments, tool.parameters_schema.get("properties", {})))
+    if not values:
+        return []
+    known = f"{task}\n{seen}"
+    terms, numbers = set(analyze(known)), _numbers(known)
+    if any(_given(v, known.casefold(), terms, numbers) for v in values):
+        return []
+    if set(analyze(tool_document(tool))) & set(analyze(task)):
+        return []
+    return values
+
+
+def _unfounded_message(call: ToolCall, values: list[Any]) -> str:
+    """What the LLM is told instead of the result of an unfounded call."""
+    return (
+        f"{call.name} was not run: the task does not give any of its values"
+        f" ({_shown(values)}),"
+        " and the tool is not about the task. If no tool here does the task, call decline."
+        " If the task lacks a value a fitting tool needs, call request_input."
+    )
+
+
+def _shown(values: list[Any]) -> str:
+    return json.dumps(values, ensure_ascii=False, default=str)[:200]
+
+
+def _chosen_values(arguments: dict[str, Any], properties: dict[str, Any]) -> Iterator[Any]:
+    """The argument values the model had to choose: not a boolean, an enum member or the default."""
+    for name, value in arguments.items():
+        schema = properties.get(name)
+        schema = schema if isinstance(schema, dict) else {}
+        enum = schema.get("enum")
+        if (isinstance(enum, list) and value in enum) or value == schema.get("default", ...):
+            continue
+        yield from _leaves(value)
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif str(value).strip():
+        yield value
+
+
+def _numbers(text: str) -> set[float]:
+    """The numbers `text` writes in digits, and the small ones it writes in words."""
+    found = {float(n.replace(",", "")) for n in _NUMBER.findall(text) if _is_number(n)}
+    words = re.findall(r"[a-z]+", text.casefold())
+    return found | {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _given(value: Any, known: str, terms: set[str], numbers: set[float]) -> bool:
+    """Whether the text the run has read holds `value`: its number (or percent), or a word of it."""
+    if isinstance(value, int | float):
+        return any(abs(value - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
+    text = str(value).strip()
+    if text.casefold() in known:
+        return True
+    words = analyze(text)
+    if words:
+        return any(w in terms for w in words)
+    return not _numbers(text) or bool(_numbers(text) & numbers)  # punctuation only: no claim
