@@ -371,6 +371,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import e2e
 
         return e2e.main(argv[1:])
+    if argv[:1] == ["grounding"]:  # the grounding check replayed on recorded runs
+        from . import grounding_replay
+
+        return grounding_replay.main(argv[1:])
     if argv[:1] == ["bfcl"]:  # BFCL through meta-tools (the `bfcl` extra): `benchmarks/bfcl.py`
         from . import bfcl
 
