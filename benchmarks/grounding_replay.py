@@ -20,24 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 
-from meta_tools.category.grounding import guessed_values
+from meta_tools.category.grounding import Grounds, guessed_values
 from meta_tools.demo.server import build_server
 from meta_tools.llm import ToolCall
 from meta_tools.tools.base import BaseTool
+from meta_tools.tools.mcp.connection import McpToolSource
 
 from .e2e_tasks import TASKS
 
 RESULTS = Path(__file__).parent / "results"
 _CALL = re.compile(r"^([\w.\-]+)\((.*)\)$", re.S)
-
-
-class _Listed:
-    """A listed MCP tool as the check reads it: name, description, parameters."""
-
-    def __init__(self, name: str, description: str, schema: dict[str, Any]) -> None:
-        self.name, self.description, self.parameters_schema = name, description, schema
 
 
 def _first_call(run: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
@@ -59,13 +52,14 @@ def _runs(pattern: str, key: str) -> Iterator[dict[str, Any]]:
 
 
 def _held(tool: Any, name: str, arguments: dict[str, Any], task: str) -> bool:
-    return bool(guessed_values(ToolCall(name=name, arguments=arguments), tool, task, ""))
+    call = ToolCall(name=name, arguments=arguments)
+    return bool(guessed_values(call, tool, Grounds.of(task, "")))
 
 
 async def _demo_tools() -> dict[str, Any]:
-    async with Client(build_server()) as client:
-        listed = (await client.list_tools()).tools
-    return {t.name: _Listed(t.name, t.description or "", dict(t.input_schema)) for t in listed}
+    async with McpToolSource("demo", build_server()) as source:
+        await source.connect()
+        return {t.name: t for t in source.tools()}
 
 
 def _replay(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..llm.types import ToolCall
@@ -27,7 +28,7 @@ from .run import RunState
 from .shortlist import analyze, tool_document
 from .turns import Calls, Declined, Outcome
 
-__all__ = ["guessed_values", "screen_calls"]
+__all__ = ["Grounds", "guessed_values", "screen_calls"]
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 _NUMBER_WORDS = dict(
@@ -55,11 +56,12 @@ def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -
             for e in state.executions
         ]
     )
+    grounds = Grounds.of(task, seen)
     by_name = {t.name: t for t in tools}
     guessed = {
         c.id: values
         for c in outcome.calls
-        if c.name in by_name and (values := guessed_values(c, by_name[c.name], task, seen))
+        if c.name in by_name and (values := guessed_values(c, by_name[c.name], grounds))
     }
     if not guessed:
         return outcome
@@ -76,22 +78,36 @@ def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -
     return Calls(kept, outcome.rejected + answered)
 
 
-def guessed_values(call: ToolCall, tool: BaseTool, task: str, seen: str) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class Grounds:
+    """What a round's calls may draw on, analysed once for all of them."""
+
+    task_terms: frozenset[str]
+    known: str
+    """The task and what the run has read, case-folded."""
+    known_terms: frozenset[str]
+    known_numbers: frozenset[float]
+
+    @classmethod
+    def of(cls, task: str, seen: str) -> Grounds:
+        known = f"{task}\n{seen}"
+        return cls(
+            frozenset(analyze(task)), known.casefold(), frozenset(analyze(known)), _numbers(known)
+        )
+
+
+def guessed_values(call: ToolCall, tool: BaseTool, grounds: Grounds) -> list[Any]:
     """The values of `call` when it is unfounded, else an empty list.
 
-    Unfounded: it has values of its own choosing, none of them is in `task` or
-    `seen` (what the run has read), and `tool` shares no word with `task`.
+    Unfounded: it has values of its own choosing, none of them is in the task or
+    in what the run has read (`grounds`), and `tool` shares no word with the task.
     """
     if not isinstance(call.arguments, dict):
         return []  # unreadable arguments are the tool layer's to answer
     values = list(_chosen_values(call.arguments, tool.parameters_schema.get("properties", {})))
-    if not values:
+    if not values or any(_given(v, grounds) for v in values):
         return []
-    known = f"{task}\n{seen}"
-    terms, numbers = set(analyze(known)), _numbers(known)
-    if any(_given(v, known.casefold(), terms, numbers) for v in values):
-        return []
-    if set(analyze(tool_document(tool))) & set(analyze(task)):
+    if grounds.task_terms.intersection(analyze(tool_document(tool))):
         return []
     return values
 
@@ -134,11 +150,11 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
-def _numbers(text: str) -> set[float]:
+def _numbers(text: str) -> frozenset[float]:
     """The numbers `text` writes in digits, and the small ones it writes in words."""
     found = {float(n.replace(",", "")) for n in _NUMBER.findall(text) if _is_number(n)}
     words = re.findall(r"[a-z]+", text.casefold())
-    return found | {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS}
+    return frozenset(found | {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS})
 
 
 def _is_number(text: str) -> bool:
@@ -149,14 +165,15 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _given(value: Any, known: str, terms: set[str], numbers: set[float]) -> bool:
+def _given(value: Any, grounds: Grounds) -> bool:
     """Whether the text the run has read holds `value`: its number (or percent), or a word of it."""
+    numbers = grounds.known_numbers
     if isinstance(value, int | float):
         return any(abs(value - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
     text = str(value).strip()
-    if text.casefold() in known:
+    if text.casefold() in grounds.known:
         return True
     words = analyze(text)
     if words:
-        return any(w in terms for w in words)
+        return any(w in grounds.known_terms for w in words)
     return not _numbers(text) or bool(_numbers(text) & numbers)  # punctuation only: no claim

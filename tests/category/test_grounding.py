@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from meta_tools import tool
-from meta_tools.category.grounding import guessed_values
+from meta_tools.category.grounding import Grounds, guessed_values
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import RoutingConfig
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -145,7 +145,9 @@ async def test_a_value_an_earlier_result_gave_is_founded() -> None:
 
 def guessed(func: Callable[..., object], arguments: dict[str, object], task: str) -> list[object]:
     found = as_tool(func)
-    return guessed_values(ToolCall(name=found.name, arguments=arguments), found, task, "")
+    return guessed_values(
+        ToolCall(name=found.name, arguments=arguments), found, Grounds.of(task, "")
+    )
 
 
 def test_values_chosen_from_the_schema_are_no_guess_and_numbers_may_be_words() -> None:
