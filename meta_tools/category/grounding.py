@@ -1,4 +1,4 @@
-"""Calls that nothing ties to their task: every value made up, and no word shared with it.
+"""Calls that nothing ties to their task: every value made up, and at most a word shared with it.
 
 Offered only tools that do not fit, a small model still calls one, with values
 of its own. Seen with the 1.5B on BFCL's irrelevance entries: "Can you list some
@@ -8,7 +8,10 @@ the demo "Book a flight from Paris to Rome" became `calculate("2 * 3600")`.
 Both conditions must hold. Made-up values alone are common in right calls to a
 related tool when a task is vague ("a short URL for the party invitation" gives
 `shorten(longUrl="http://www.yourparty.com")`), and an unrelated-looking tool is
-often right when the task gives its values. A value counts as given when the
+often right when the task gives its values. One word in common ("day", "time",
+"weekday") is as often chance as fit: on the recorded real-model calls, every
+right call whose values were all made up shared at least two words with its task,
+while "What weekday was my birthday?" became `describe_date(date="2023-04-15")`. A value counts as given when the
 task, the session's past runs or this run's earlier calls and results hold it
 (a word of it, or its number); values the model chose from the schema (an
 enum member, the default, a boolean) count as neither.
@@ -30,6 +33,8 @@ from .turns import Calls, Declined, Outcome
 
 __all__ = ["Grounds", "guessed_values", "screen_calls"]
 
+_CHANCE_OVERLAP = 1
+"""Words a tool may share with a task by chance (see the module's docstring)."""
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 _NUMBER_WORDS = dict(
     zip(
@@ -100,14 +105,14 @@ def guessed_values(call: ToolCall, tool: BaseTool, grounds: Grounds) -> list[Any
     """The values of `call` when it is unfounded, else an empty list.
 
     Unfounded: it has values of its own choosing, none of them is in the task or
-    in what the run has read (`grounds`), and `tool` shares no word with the task.
+    in what the run has read (`grounds`), and `tool` shares at most one word with the task.
     """
     if not isinstance(call.arguments, dict):
         return []  # unreadable arguments are the tool layer's to answer
     values = list(_chosen_values(call.arguments, tool.parameters_schema.get("properties", {})))
     if not values or any(_given(v, grounds) for v in values):
         return []
-    if grounds.task_terms.intersection(analyze(tool_document(tool))):
+    if len(grounds.task_terms.intersection(analyze(tool_document(tool)))) > _CHANCE_OVERLAP:
         return []
     return values
 
@@ -115,9 +120,8 @@ def guessed_values(call: ToolCall, tool: BaseTool, grounds: Grounds) -> list[Any
 def _unfounded_message(call: ToolCall, values: list[Any]) -> str:
     """What the LLM is told instead of the result of an unfounded call."""
     return (
-        f"{call.name} was not run: the task does not give any of its values"
-        f" ({_shown(values)}),"
-        " and the tool is not about the task. If no tool here does the task, call decline."
+        f"{call.name} was not run: the task gives none of its values ({_shown(values)})"
+        " and says little of what the tool does. If no tool here does the task, call decline."
         " If the task lacks a value a fitting tool needs, call request_input."
     )
 

@@ -62,6 +62,12 @@ def convert(amount: float, unit: str = "celsius", exact: bool = False) -> str:
 
 
 @tool
+def weekday_of(date: str) -> str:
+    """The weekday of a date."""
+    return "Saturday"
+
+
+@tool
 def paint(colour: Literal["red", "blue"]) -> str:
     """Paint the wall."""
     return colour
@@ -158,6 +164,13 @@ def test_values_chosen_from_the_schema_are_no_guess_and_numbers_may_be_words() -
     assert guessed(convert, {"amount": 41, "unit": "celsius", "exact": True}, "Hello") == [41]
     assert guessed(convert, {"amount": 41, "unit": "kelvin"}, "Hello") == [41, "kelvin"]
     assert guessed(convert, {"amount": 0.05}, "Make it 5%") == []  # a rate given as a percent
+
+
+def test_one_word_in_common_is_chance_two_are_a_fit() -> None:
+    made_up = {"date": "2023-04-15"}
+    assert guessed(weekday_of, made_up, "What weekday was my birthday?") == ["2023-04-15"]
+    assert guessed(weekday_of, made_up, "The weekday of the date of my birthday?") == []
+    assert guessed(weekday_of, {"date": "1990-05-14"}, "My weekday: born 1990-05-14") == []
 
 
 async def test_the_router_tries_the_next_category_after_an_unfounded_decline() -> None:

@@ -91,7 +91,7 @@ async def test_the_service_keeps_serving_every_client_after_tools_raise_base_exc
                     assert answer.structured_content is not None
                     assert answer.structured_content["executions"][0]["ok"] is False
         async with Client(url) as fresh:  # a new client too
-            answer = await fresh.call_tool("work", {"objective": "add", "exact_input": "add"})
+            answer = await fresh.call_tool("work", {"objective": "add", "exact_input": "add 1 2"})
         group.cancel_scope.cancel()
     assert answer.structured_content is not None
     assert answer.structured_content["executions"][0]["result"] == "3"

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "search-token-5be0c1d9"
 TASK = {
     "objective": "Look it up: echo it, refuse, or reply with an RPC error",
-    "exact_input": "hello",
+    # the values the scripted calls pass: a call on values no task gives is not run
+    "exact_input": "hello; the texts again, still here, fallback and survived; quota; after",
 }
 
 

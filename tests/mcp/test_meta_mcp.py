@@ -90,12 +90,12 @@ async def test_two_servers_providing_the_same_tool_are_refused_with_a_hint_to_se
 async def test_with_a_prefix_both_servers_tools_are_offered() -> None:
     first = McpToolSource("alpha", changing.build())  # type: ignore[arg-type]
     second = McpToolSource("beta", changing.build(), prefix="b")  # type: ignore[arg-type]
-    model = calls("b_echo", {"text": "x"})
+    model = calls("b_echo", {"text": "hello"})
     cfg = config({"Echo": ["echo", "b_echo"]})
     async with MetaManager.from_config(cfg, model=model, sources=[first, second]) as meta:
         result = await meta.call_tool("echo", TASK)
     assert [(e.tool, e.ok, e.result) for e in result.executions] == [
-        ("b_echo", True, '{"result": "x"}')
+        ("b_echo", True, '{"result": "hello"}')
     ]
     assert offered(model.requests[0]) == ["echo", "b_echo", "request_input", "decline"]
 
@@ -108,7 +108,7 @@ async def test_a_server_that_never_starts_fails_its_category_clearly_and_the_oth
             "args": ["-m", "no_such_weather_server"],
         }
     }
-    model = calls("echo", {"text": "still here"})
+    model = calls("echo", {"text": "hello"})
     cfg = config({"Weather": ["forecast"], "Echo": ["echo"]}, servers)
     working = McpToolSource("changing", changing.build())  # type: ignore[arg-type]
     async with MetaManager.from_config(cfg, model=model, sources=[working]) as meta:
@@ -124,7 +124,7 @@ async def test_a_server_that_never_starts_fails_its_category_clearly_and_the_oth
     assert "No module named no_such_weather_server" in failed.summary
     assert (works.status, [e.result for e in works.executions]) == (
         "success",
-        ['{"result": "still here"}'],
+        ['{"result": "hello"}'],
     )
     assert len(model.requests) == 2  # the failed category asked no LLM
 

@@ -25,7 +25,7 @@ from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost, asgi_server
 
 pytestmark = pytest.mark.anyio
 
-TASK = {"objective": "Shout it", "exact_input": "hi"}
+TASK = {"objective": "Shout it back", "exact_input": "hi"}
 KEY = "k" * 40
 OTHER_KEY = "o" * 40
 REFUSED = "this call's request_state is invalid, expired or from another deployment"
