@@ -21,6 +21,7 @@ import anyio
 
 from ._text import clipped
 from .category.events import RunEvent
+from .category.grounding import unfounded_numbers
 from .category.result import CategoryResult
 from .category.turns import answer_numbers, call_key, fence_result, numbers_in
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
@@ -122,6 +123,32 @@ def _invents_numbers(answer: str, results: list[CategoryResult]) -> bool:
     24", given 31 days and 744 hours: "23", and in another run "24"."""
     said = answer_numbers(answer)
     return bool(said) and not said & numbers_in("\n".join(r.for_agent() for r in results))
+
+
+def _heard(history: list[Message], turn: list[Message]) -> str:
+    """What a conversation has heard: every earlier turn (the answers were shown to the
+    user), and this turn's messages but the model's own, whose calls are being checked."""
+    spoken = [m.content for m in history] + [m.content for m in turn if m.role != "assistant"]
+    return "\n".join(spoken)
+
+
+def _made_up_input(call: ToolCall, heard: str) -> str | None:
+    """Why `call` is not run, when its `exact_input` writes numbers and the conversation
+    (`heard`) holds none of them; else None.
+
+    Seen with the 1.5B main agent on the demo: asked "What weekday was my birthday?",
+    it called the dates category with `exact_input: "2023-04-15"`, and the category,
+    reading that as the user's input, answered for a date nobody gave.
+    """
+    given = call.arguments.get("exact_input") if isinstance(call.arguments, dict) else None
+    numbers = unfounded_numbers(given, heard) if isinstance(given, str) else []
+    if not numbers:
+        return None
+    return (
+        f"not run: exact_input gives {', '.join(numbers[:4])}, which the user never said."
+        " Do not make up values: ask the user for the ones missing, in plain text, or call"
+        " the category with only what the user wrote."
+    )
 
 
 def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | None:
@@ -236,7 +263,10 @@ class MainAgent:
             returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
             calls, over = calls[: self.max_calls_per_round], calls[self.max_calls_per_round :]
-            replies, only_repeats = await self._call_all(calls, text, on_step, returned, answered)
+            heard = _heard(history, turn)
+            replies, only_repeats = await self._call_all(
+                calls, text, heard, on_step, returned, answered
+            )
             before = len(results)
             results.extend(returned.values())
             turn.extend(replies)
@@ -270,6 +300,7 @@ class MainAgent:
         self,
         calls: list[ToolCall],
         text: str,
+        heard: str,
         on_step: StepSink | None,
         returned: dict[str, CategoryResult],
         answered: dict[str, CategoryResult],
@@ -277,7 +308,9 @@ class MainAgent:
         """Run the calls of one round for the user message `text` concurrently; the tool
         messages keep the calls' order.
 
-        A call identical to one in `answered` is not run again: it gets that result.
+        A call whose input makes up its numbers (none is in what the conversation has
+        `heard`) is answered instead of run. A call identical to one in `answered` is
+        not run again: it gets that result.
         The results of the calls that ran are added to `results` (and the successes to
         `answered`). Also returns whether every call was such a repeat.
         """
@@ -291,7 +324,12 @@ class MainAgent:
             else:
                 if on_step is not None:
                     await on_step(CategoryCalled(call))
-                came = await self._call(call, text, on_step)
+                made_up = _made_up_input(call, heard)
+                came = (
+                    CategoryReturned(call, error=made_up)
+                    if made_up
+                    else await self._call(call, text, on_step)
+                )
                 if came.result is not None:
                     returned[call.id] = came.result
                     if came.result.status == "success":

@@ -316,3 +316,53 @@ async def test_calls_past_the_limit_of_one_reply_are_answered_as_not_run() -> No
     assert [m.tool_call_id for m in told] == [c.id for c in many.tool_calls]
     assert all("not run: at most 4 category calls" in m.content for m in told[4:])
     assert not any("not run" in m.content for m in told[:4])
+
+
+async def test_a_category_call_whose_input_makes_up_its_numbers_is_answered_not_run() -> None:
+    """Seen with the 1.5B on the demo: "What weekday was my birthday?" became a call to
+    the dates category with `exact_input: "2023-04-15"`, answered for a date nobody gave."""
+    asking = "Which date is your birthday?"
+    main = ScriptedModel([ask_dates("2023-04-15"), AssistantTurn(text=asking)])
+    category = thursday_category()
+    answer = await MainAgent(main, dates(category)).ask("What weekday was my birthday?")
+    assert answer == asking
+    assert category.requests == []  # the category never ran
+    told = main.requests[1].messages[-1]
+    assert told.role == "tool" and told.content.startswith("error: not run: exact_input")
+    assert "2023, 04, 15" in told.content and "ask the user" in told.content
+
+
+@pytest.mark.parametrize(
+    ("earlier", "message", "exact_input"),
+    [
+        ([], "What weekday is Christmas 2025?", "2025-12-25"),  # one of its numbers is said
+        ([], "What weekday is the twenty-fifth of December, 2025?", "2025-12-25"),
+        (["My birthday is 2025-12-25."], "What weekday was my birthday?", "2025-12-25"),
+        ([], "What weekday is it, in ISO week 52 of 2025?", "the Thursday of that week"),
+        ([], "Describe the date of my birthday.", "my birthday"),  # no number: the category's
+    ],
+)
+async def test_a_category_call_may_pass_numbers_the_conversation_holds(
+    earlier: list[str], message: str, exact_input: str
+) -> None:
+    replies = [AssistantTurn(text="Noted.") for _ in earlier]
+    main = ScriptedModel([*replies, ask_dates(exact_input), AssistantTurn(text="A Thursday.")])
+    category = thursday_category()
+    agent = MainAgent(main, dates(category))
+    for said in earlier:
+        await agent.ask(said)
+    assert await agent.ask(message) == "A Thursday."
+    assert len(category.requests) == 2  # it ran: a call, then its answer
+
+
+async def test_a_number_an_earlier_result_of_the_turn_found_may_be_passed_on() -> None:
+    """Demo x5's shape: the next call works with what a category found (week 52)."""
+    main = ScriptedModel(
+        [ask_dates("2025-12-25"), ask_dates("week 52"), AssistantTurn(text="Week 52.")]
+    )
+    call = ToolCall(name="describe_date", arguments={"date": "2025-12-25"})
+    thursday = [AssistantTurn(tool_calls=[call]), AssistantTurn(text="Thursday, ISO week 52.")]
+    category = ScriptedModel(thursday * 2)
+    answer = await MainAgent(main, dates(category)).ask("Which ISO week holds 2025-12-25?")
+    assert answer == "Week 52."
+    assert len(category.requests) == 4  # both calls ran

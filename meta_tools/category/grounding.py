@@ -31,11 +31,13 @@ from .run import RunState
 from .shortlist import analyze, tool_document
 from .turns import Calls, Declined, Outcome
 
-__all__ = ["Grounds", "guessed_values", "screen_calls"]
+__all__ = ["Grounds", "guessed_values", "screen_calls", "unfounded_numbers"]
 
 _CHANCE_OVERLAP = 1
 """Words a tool may share with a task by chance (see the module's docstring)."""
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
+_STANDALONE_NUMBER = re.compile(r"(?<![\w.])(?<![^\W\d_]-)\d+(?:[.,]\d+)*(?![^\W\d_])")
+"""A number that is no part of a name (`25` in `25°C`; not in `dna2protein`, `mp3`, `utf-8`)."""
 _NUMBER_WORDS = dict(
     zip(
         "zero one two three four five six seven eight nine ten eleven twelve".split(),  # noqa: SIM905
@@ -154,6 +156,27 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
+def unfounded_numbers(text: str, known: str) -> list[str]:
+    """The numbers `text` writes when it writes some and `known` holds none of them, else none.
+
+    For an input someone passed on: a main agent's `exact_input` against what the user
+    and the tools said. Seen with the 1.5B main agent on the demo: "Convert this
+    temperature to Fahrenheit" became `exact_input: "25°C"`, "What weekday was my
+    birthday?" `"2023-04-15"`. One number the user gave is enough to pass ("0.15 * 80"
+    for "15% of 80"): working with the user's values is the main agent's job.
+    """
+    written = [n for n in _STANDALONE_NUMBER.findall(text) if _is_number(n)]
+    numbers = frozenset(abs(n) for n in _numbers(known))
+    if any(_number_given(float(n.replace(",", "")), numbers) for n in written):
+        return []
+    return written
+
+
+def _number_given(value: float, numbers: frozenset[float]) -> bool:
+    """Whether `numbers` hold `value`, or `value` as a percent (`0.15` for `15%`)."""
+    return any(abs(value - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
+
+
 def _numbers(text: str) -> frozenset[float]:
     """The numbers `text` writes in digits, and the small ones it writes in words."""
     found = {float(n.replace(",", "")) for n in _NUMBER.findall(text) if _is_number(n)}
@@ -173,7 +196,7 @@ def _given(value: Any, grounds: Grounds) -> bool:
     """Whether the text the run has read holds `value`: its number (or percent), or a word of it."""
     numbers = grounds.known_numbers
     if isinstance(value, int | float):
-        return any(abs(value - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
+        return _number_given(value, numbers)
     text = str(value).strip()
     if text.casefold() in grounds.known:
         return True
