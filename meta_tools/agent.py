@@ -145,9 +145,9 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
     if not numbers:
         return None
     return (
-        f"not run: exact_input gives {', '.join(numbers[:4])}, which the user never said."
-        " Do not make up values: ask the user for the ones missing, in plain text, or call"
-        " the category with only what the user wrote."
+        f"not run: the user has not given {', '.join(numbers[:4])} (exact_input)."
+        " Reply to the user with a question that asks for the missing value,"
+        " or call the category with only what the user wrote."
     )
 
 

@@ -328,8 +328,8 @@ async def test_a_category_call_whose_input_makes_up_its_numbers_is_answered_not_
     assert answer == asking
     assert category.requests == []  # the category never ran
     told = main.requests[1].messages[-1]
-    assert told.role == "tool" and told.content.startswith("error: not run: exact_input")
-    assert "2023, 04, 15" in told.content and "ask the user" in told.content
+    assert told.role == "tool" and told.content.startswith("error: not run: the user has not given")
+    assert "2023, 04, 15" in told.content and "a question" in told.content
 
 
 @pytest.mark.parametrize(

@@ -308,8 +308,9 @@ class CategoryManager:
                     result.missing = self.redactor.value(missing)
                     result.question = self.redactor.text(question)
                     return result
-                case Declined(reason) if state.has_results:
+                case Declined(reason) if state.has_results and not state.found_nothing:
                     # It did its part and no tool here does the rest: say what is left.
+                    # (Its calls found nothing: a decline, for the next category to try.)
                     result = self._result(run, "success", results_so_far(run.state))
                     result.remainder = self.redactor.text(reason)
                     return result
@@ -424,6 +425,7 @@ class CategoryManager:
                 )
             ),
             has_results=state.has_results,
+            found_nothing=state.found_nothing,
             past_runs=state.past_runs,
             repeated=state.repeated_rounds > 0,
         )

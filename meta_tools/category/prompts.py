@@ -31,6 +31,7 @@ class PromptVariables(TypedDict):
     withdrawn: list[str]
     failed: list[str]
     has_results: bool
+    found_nothing: list[str]
     past_runs: list[dict[str, str]]
     repeated: bool
 
@@ -49,6 +50,7 @@ _SAMPLE = PromptVariables(
     withdrawn=["t"],
     failed=["t"],
     has_results=True,
+    found_nothing=["t"],
     past_runs=[{"objective": "o", "summary": "s"}],
 )
 # The other extreme a real call reaches: nothing offered, nothing done, nothing remembered.
@@ -64,6 +66,7 @@ _EMPTY_SAMPLE = PromptVariables(
     withdrawn=[],
     failed=[],
     has_results=False,
+    found_nothing=[],
     past_runs=[],
     repeated=True,
 )

@@ -9,17 +9,19 @@ the tool objects offered and the start time.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..llm.types import Message
 from ..tools.base import BaseTool
 from .events import EventSink, RunEvent
 from .result import Execution, RunUsage
 
-__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState"]
+__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing"]
 
 #: A tool that failed this often in one run is no longer offered in that run.
 FAILURES_BEFORE_WITHDRAWAL = 2
@@ -67,11 +69,47 @@ class RunState:
         """Some call of this run has worked: there is a result to answer from."""
         return any(e.ok for e in self.executions)
 
+    @property
+    def found_nothing(self) -> list[str]:
+        """The tools whose calls worked and found nothing, when no call found anything."""
+        worked = [e for e in self.executions if e.ok]
+        if not worked or not all(found_nothing(e.result) for e in worked):
+            return []
+        return list(dict.fromkeys(e.tool for e in worked))
+
     def count_failure(self, tool: str) -> None:
         """Count a failure of `tool`; withdraw it after `FAILURES_BEFORE_WITHDRAWAL`."""
         self.failures[tool] = self.failures.get(tool, 0) + 1
         if self.failures[tool] >= FAILURES_BEFORE_WITHDRAWAL and tool not in self.withdrawn:
             self.withdrawn.append(tool)
+
+
+def found_nothing(result: str | None) -> bool:
+    """Whether a tool's result is JSON whose lists and objects are all empty and whose
+    numbers are all 0: `[]`, `{"query": "line 1", "total_matches": 0, "matches": []}`.
+
+    A search that found nothing has not answered a task that asked for what it would
+    find. Seen with the 1.5B on demo x4: sent "find line 1 of notes.txt" to the text
+    category, it searched the text "notes.txt", found no match, and answered "line 1".
+    A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a finding.
+    """
+    try:
+        value = json.loads(result or "")
+    except ValueError:
+        return False
+    return isinstance(value, list | dict) and _holds_nothing(value)
+
+
+def _holds_nothing(value: Any) -> bool:
+    if isinstance(value, list):
+        return not value
+    if isinstance(value, dict):
+        inner = [v for v in value.values() if isinstance(v, list | dict)]
+        numbers = [
+            v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
+        ]
+        return bool(inner) and all(map(_holds_nothing, inner)) and not any(numbers)
+    return False
 
 
 @dataclass

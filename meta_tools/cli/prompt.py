@@ -104,6 +104,7 @@ def _after_one_round(
         withdrawn=[],
         failed=[],
         has_results=True,
+        found_nothing=[],
         past_runs=[],
         repeated=False,
     )

@@ -48,6 +48,7 @@ async def test_a_user_template_folder_overrides_one_template_and_keeps_the_other
         "withdrawn": [],
         "failed": [],
         "has_results": True,
+        "found_nothing": [],
         "repeated": False,
     }
     assert meta.get_category("text").prompts.tool_result_evaluation.render(
@@ -113,6 +114,7 @@ def test_the_default_templates_read_as_short_single_instructions_for_small_model
         "withdrawn": [],
         "failed": [],
         "has_results": True,
+        "found_nothing": [],
         "past_runs": [],
         "repeated": False,
     }

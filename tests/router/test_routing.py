@@ -13,6 +13,7 @@ from meta_tools import tool
 from meta_tools.agent import EACH_RESULT, CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
+from meta_tools.category.run import found_nothing
 from meta_tools.category.turns import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
@@ -650,3 +651,80 @@ def test_the_routing_section_is_read_and_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         MetaToolsConfig.load(path)
     assert "routing" in str(caught.value) and "max_categories" in str(caught.value)
+
+
+# -- a search that found nothing ----------------------------------------------------------
+@tool
+def find_in_text(text: str, query: str) -> dict[str, Any]:
+    """Find every occurrence of a word or phrase in a text."""
+    found = [i for i in range(len(text)) if text.startswith(query, i)]
+    return {"query": query, "total": len(found), "matches": found}
+
+
+@tool
+def read_lines(path: str, first: int = 1) -> str:
+    """Read the lines of a file, from line `first`."""
+    return "alpha" if (path, first) == ("notes.txt", 1) else ""
+
+
+def text_then_files(after_nothing: str) -> ScriptedModel:
+    """Text searches the file's name and, having found nothing, replies `after_nothing`
+    ("decline" calls decline); Files reads the file."""
+
+    def reply(request: ChatRequest) -> AssistantTurn:
+        if category_named(request) == "Files":
+            if has_results(request):
+                return AssistantTurn(text="Line 1 is alpha.")
+            call = ToolCall(name="read_lines", arguments={"path": "notes.txt", "first": 1})
+            return AssistantTurn(tool_calls=[call])
+        if not has_results(request):
+            search = {"text": "notes.txt", "query": "line 1"}
+            return AssistantTurn(tool_calls=[ToolCall(name="find_in_text", arguments=search)])
+        if after_nothing == "decline":
+            call = ToolCall(name="decline", arguments={"reason": "no tool here reads files"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(text=after_nothing)
+
+    return ScriptedModel.from_function(reply)
+
+
+LINE_ONE = {"objective": "Find line 1 of notes.txt", "exact_input": "notes.txt"}
+
+
+async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_category() -> None:
+    """Seen with the 1.5B on demo x4: the text category searched the text "notes.txt" for
+    "line 1", found nothing, and its answer "line 1" went back as a success."""
+    model = text_then_files("decline")
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model)
+    files = CategoryManager("Files", "Read the lines of files.", [read_lines], model)
+    result = await MetaManager([text, files]).call_tool("text", LINE_ONE)
+    assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
+    assert result.remainder is None
+    evaluation = model.requests[1].messages[-1].content
+    assert "find_in_text found nothing" in evaluation
+    assert "The results answer the task" not in evaluation
+
+
+async def test_finding_nothing_may_be_the_answer() -> None:
+    model = text_then_files("'line 1' does not occur in it.")
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model)
+    result = await MetaManager([text]).call_tool("text", LINE_ONE)
+    assert (result.status, result.summary) == ("success", "'line 1' does not occur in it.")
+
+
+@pytest.mark.parametrize(
+    ("result", "nothing"),
+    [
+        ('{"query": "line 1", "total_matches": 0, "matches": [], "truncated": false}', True),
+        ("[]", True),
+        ('{"files": {"data": []}}', True),
+        ('{"query": "x", "total": 2, "matches": []}', False),  # a count is a finding
+        ('{"matches": [{"line": 1}]}', False),
+        ('{"words": 0}', False),  # no list: a measure, not a search
+        ("{}", False),  # an action's "done"
+        ("", False),
+        ("no match", False),  # text is the model's to read
+    ],
+)
+def test_what_counts_as_found_nothing(result: str, nothing: bool) -> None:
+    assert found_nothing(result) is nothing
