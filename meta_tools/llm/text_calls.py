@@ -2,8 +2,8 @@
 
 `TextCalls(text)` finds every call-shaped thing in a text, in each form that
 `llm.recovery` accepts: a tag with attributes (``<tool_call tool="x"
-arguments={...}>``), XML (``<function name="x"><arguments><k>v</k>...``) and
-JSON (``{"name": "x", "arguments": {...}}`` and its spellings, alone, in a list,
+arguments={...}>``), XML (``<function name="x"><arguments><k>v</k>...``, or
+``<function><name>x</name>...``) and JSON (``{"name": "x", "arguments": {...}}`` and its spellings, alone, in a list,
 in any wrapping, with up to three closing braces missing). It reads them
 whatever tool they name: which of them to run is for `llm.recovery` to decide.
 One form is read only for names given: an element named after the tool
@@ -72,11 +72,14 @@ _MAX_MISSING_BRACES = 3
 #: (the text reversed, so that the match starts at one place only).
 _TRAILING_WRAPPING_REVERSED = re.compile(r"(?:\s|```|>[\w-]*[A-Za-z_]/<)*")
 #: The mark of a call: an object opening on its name, or the tag.
-CALL_MARK = re.compile(r'\{\s*"(?:name|function)"\s*:|<\s*tool_call|<\s*function[\s=]', re.I)
-#: A call in XML form: `<function name="x">` or `<function=x>`, up to its end tag, the next
-#: call or the end of the text.
+CALL_MARK = re.compile(
+    r'\{\s*"(?:name|function)"\s*:|<\s*tool_call|<\s*function(?:[\s=]|>\s*<\s*name\s*>)', re.I
+)
+#: A call in XML form: `<function name="x">`, `<function=x>` or `<function><name>x</name>`,
+#: up to its end tag, the next call or the end of the text.
 _XML_CALL = re.compile(
-    r"""<\s*function(?:\s+name\s*=\s*["']?|\s*=\s*)([\w.-]+)["']?\s*>(.*?)(?:</\s*function\s*>|(?=<\s*function[\s=])|\Z)""",
+    r"""<\s*function(?:\s+name\s*=\s*["']?|\s*=\s*|\s*>\s*<\s*name\s*>\s*)([\w.-]+)"""
+    r"""(?:\s*<\s*/\s*name\s*)?["']?\s*>(.*?)(?:</\s*function\s*>|(?=<\s*function[\s=>])|\Z)""",
     re.I | re.S,
 )
 _XML_WRAPPER = re.compile(

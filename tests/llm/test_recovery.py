@@ -251,8 +251,17 @@ QWEN_XML = """<tools>
         "<tool_call>\n<function=describe_date>\n<parameter=date>\n2025-12-25\n</parameter>\n"
         "</function>\n</tool_call>",
         '<function name="describe_date"><parameter name="date">2025-12-25</parameter></function>',
+        # The 1.5B main agent on demo q1, with the name as a child element.
+        "<tools>\n  <function>\n    <name>describe_date</name>\n    <arguments>\n"
+        "      <date>2025-12-25</date>\n    </arguments>\n  </function>\n</tools>",
     ],
-    ids=["qwen-arguments-tags", "function-equals-json", "parameter-equals", "parameter-name"],
+    ids=[
+        "qwen-arguments-tags",
+        "function-equals-json",
+        "parameter-equals",
+        "parameter-name",
+        "name-element",
+    ],
 )
 def test_a_call_written_in_xml_form_is_recovered(text: str) -> None:
     assert calls(text) == [("describe_date", DATE)]
