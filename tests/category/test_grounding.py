@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from meta_tools import tool
-from meta_tools.category.grounding import Grounds, guessed_values
+from meta_tools.category.grounding import Grounds, guessed_values, unfounded_numbers
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import RoutingConfig
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -191,3 +191,24 @@ async def test_the_router_tries_the_next_category_after_an_unfounded_decline() -
     assert (result.status, result.category, result.declined) == ("success", "Films", ["Finance"])
     assert RAN == ["film_search"]
     assert json.loads(result.for_agent())["declined"] == ["Finance"]
+
+
+@pytest.mark.parametrize(
+    ("passed", "heard", "made_up"),
+    [
+        ("25°C", "Convert this temperature to Fahrenheit.", ["25"]),
+        ("2023-04-15", "What weekday was my birthday?", ["2023", "04", "15"]),
+        ("1.75", "Convert my height to centimeters.", ["1.75"]),
+        ("0.15 * 80", "What is 15% of 80?", []),  # one number the user gave is enough
+        ("2025-01-01 and 2025-02-01", "From 2025/01/01 to 2025/02/01", []),
+        ("5 mi to km", "Convert five miles to km", []),
+        ("31 * 24", 'date_difference: {"days": 31}\nMultiply that by 24.', []),
+        ("-5 C to F", "minus 5 degrees", []),
+        ("an mp3 in utf-8, Qwen2.5", "Describe the file.", []),  # numbers in names
+        ("the user's essay", "Count the words in my essay.", []),  # no number at all
+    ],
+)
+def test_numbers_passed_on_are_made_up_when_none_was_heard(
+    passed: str, heard: str, made_up: list[str]
+) -> None:
+    assert unfounded_numbers(passed, heard) == made_up
