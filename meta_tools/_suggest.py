@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import difflib
 import heapq
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean"]
+from ._terms import analyze
+
+__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean", "did_you_mean_tool", "tool_text"]
 
 #: How alike a tool name must be to one a model wrote to be suggested: low enough for
 #: `add` when it wrote `addition`; names are compared after their shared words.
@@ -38,3 +42,33 @@ def _likeness(name: str, other: str, cutoff: float) -> float:
     if cut and difflib.SequenceMatcher(None, name[cut:], other[cut:]).ratio() < cutoff:
         return 0.0
     return difflib.SequenceMatcher(None, name, other).ratio()
+
+
+def tool_text(description: str, parameters: Mapping[str, Any]) -> str:
+    """What a tool says it does: its description and its parameters' names (the words
+    `did_you_mean_tool` compares)."""
+    properties = parameters.get("properties")
+    names = " ".join(properties) if isinstance(properties, Mapping) else ""
+    return f"{description} {names}"
+
+
+def did_you_mean_tool(name: str, documents: Mapping[str, str], *, n: int = 3) -> str:
+    """`did you mean 'x'?` for an unknown tool `name`: the tools named alike, else the one
+    tool whose description and parameters (`documents`, by tool name) say the words of
+    `name` most often. '' when none, or several alike, do.
+
+    Seen with the 1.5B: the main agent's objective was `count_words`, a name no tool
+    has, and the text category's model called it, was told it is not offered, and gave
+    up; `text_statistics` counts words.
+    """
+    hint = did_you_mean(name, documents, n=n, cutoff=TOOL_NAME_CUTOFF)
+    words = {word for word in analyze(name) if len(word) > 2}  # `a`, `b`: parameter names
+    if hint or not words:
+        return hint
+    said = Counter(
+        {tool: sum(term in words for term in analyze(text)) for tool, text in documents.items()}
+    )
+    (best, most), *rest = said.most_common(2) or [("", 0)]
+    if most == 0 or (rest and rest[0][1] == most):
+        return ""
+    return f"did you mean {best!r}?"

@@ -151,9 +151,14 @@ def done_so_far(state: RunState) -> str:
 
 
 def nothing_worked(state: RunState) -> str:
-    """The summary of a run none of whose calls worked: each failed call and its error."""
-    failed = [f"{e.tool}: {truncate(e.error or 'failed', 300)}" for e in state.executions]
-    return "No tool call worked. " + ("; ".join(failed) if failed else "No tool was run.")
+    """The summary of a run none of whose calls worked or found anything: each call and
+    its error, or that it found nothing."""
+    said = [
+        f"{e.tool}: {'found nothing' if e.ok else truncate(e.error or 'failed', 300)}"
+        for e in state.executions
+    ]
+    head = "No tool call found anything. " if state.has_results else "No tool call worked. "
+    return head + ("; ".join(said) if said else "No tool was run.")
 
 
 def results_so_far(state: RunState) -> str:

@@ -19,7 +19,7 @@ from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..llm.base import AnswerLater, ChatModel
-from ..llm.recovery import nudge
+from ..llm.recovery import bare_name, nudge
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
@@ -323,12 +323,14 @@ class CategoryManager:
                 case Answered(text) if not state.executions:
                     # Nothing ran (at most, calls were answered with why not): it declined.
                     return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case Answered(text) if note.echoed_by(text):
+                case Answered(text) if note.echoed_by(text) or bare_name(text) == DECLINE:
                     # A line of the prompt copied back ("call decline", "The task is still
-                    # open."): the results are the answer; a decline without any is one.
-                    if state.has_results:
+                    # open."), or "decline" alone: the results are the answer; a decline
+                    # without any (or after calls that found nothing) is one.
+                    declined = DECLINE in text.lower()
+                    if state.has_results and not (declined and state.found_nothing):
                         return self._result(run, "success", results_so_far(run.state))
-                    status: RunStatus = "no_suitable_tool" if DECLINE in text.lower() else "failed"
+                    status: RunStatus = "no_suitable_tool" if declined else "failed"
                     return self._result(run, status, nothing_worked(state))
                 case Answered() if not state.has_results:
                     # No call worked, so the text has nothing to stand on (small models

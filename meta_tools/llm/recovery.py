@@ -41,8 +41,8 @@ from typing import Any
 import anyio
 
 from .._json import MAX_DEPTH, depth_within, loads
-from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
-from .._text import clipped
+from .._suggest import did_you_mean_tool, tool_text
+from .._text import clipped, sentence
 from ..tools.schema import RESERVED_TOOL_NAMES
 from .base import ChatModel
 from .quotes import Quotes
@@ -159,7 +159,7 @@ def offered_name(name: str, offered: Collection[str]) -> str | None:
 
 
 def _judge(
-    written: Written, offered: Mapping[str, Properties]
+    written: Written, offered: Mapping[str, Properties], documents: Mapping[str, str]
 ) -> tuple[ToolCall | None, str | None]:
     """`written` as a call to an offered tool; else None and, if it meant to be one, why not.
 
@@ -179,13 +179,14 @@ def _judge(
         return ToolCall(name=name, arguments=arguments), None
     if written.form == "json" and (written.bare or not isinstance(arguments, dict)):
         return None, None  # data that has a name, not a call
-    return None, _not_offered(name, offered)
+    return None, _not_offered(name, documents or dict.fromkeys(offered, ""))
 
 
-def _not_offered(name: str, offered: Collection[str]) -> str:
-    """Why `name` was not run, with the closest offered name, as an unknown native call
-    is answered (`ToolPack.get_tool`)."""
-    hint = did_you_mean(name, offered, n=1, cutoff=TOOL_NAME_CUTOFF)
+def _not_offered(name: str, documents: Mapping[str, str]) -> str:
+    """Why `name` was not run, with the offered tool it may mean (by name, or by what
+    the tools' `documents` say), as an unknown native call is answered (`ToolPack.get_tool`)."""
+    offered = list(documents)
+    hint = did_you_mean_tool(name, documents, n=1)
     listed = f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
     return f"{listed}; {hint}" if hint else listed
 
@@ -212,9 +213,11 @@ def _recover(
     text: str,
     parameters: Mapping[str, Properties],
     quotes: Callable[[], Quotes] | None,
+    documents: Mapping[str, str] | None = None,
 ) -> Recovery:
     """The calls of the first form `text` writes any in (tags, XML, JSON, elements named
-    after an offered tool), quotes left out."""
+    after an offered tool), quotes left out. `documents`: what each offered tool does
+    (for the note on a call to a tool not offered)."""
     checks = 0
     forms: tuple[Callable[[], list[Written]], ...] = (
         lambda: reading.tags,
@@ -229,7 +232,7 @@ def _recover(
         for item in form():
             if len(calls) == MAX_RECOVERED_CALLS:
                 break
-            call, problem = _judge(item, parameters)
+            call, problem = _judge(item, parameters, documents or {})
             if call is None and problem is None:
                 continue
             checks += 1
@@ -346,7 +349,7 @@ def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
 def unread_call_note(problem: str) -> str:
     """What the model is told when its reply looks like a tool call that could not be read."""
     return (
-        f"Your reply looks like a tool call, but it could not be read: {problem}."
+        f"Your reply looks like a tool call, but it could not be read: {sentence(problem)}"
         " Call one of the offered tools through the tool-calling interface, with its"
         " arguments as a JSON object. If none of them fits, say so in plain text."
     )
@@ -441,7 +444,8 @@ def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     parameters: dict[str, Properties] = {tool.name: tool.parameters for tool in request.tools}
     reading = TextCalls(text)
     quotes = cache(partial(Quotes.of, request.messages))
-    recovery = _recover(reading, text, parameters, quotes)
+    documents = {tool.name: tool_text(tool.description, tool.parameters) for tool in request.tools}
+    recovery = _recover(reading, text, parameters, quotes, documents)
     if not recovery.calls and recovery.problem is None:
         named = _named_arguments(reading, text, parameters)
         # An answer that quotes a call already made ("I called `files` with {...}") is no call.

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from .._lifecycle import is_cancellation
-from .._suggest import TOOL_NAME_CUTOFF, did_you_mean
+from .._suggest import did_you_mean_tool, tool_text
 from ..exceptions import ToolDefinitionError, ToolError, ToolExecutionError, ToolNotFoundError
 from ..llm.types import ToolCall
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext
@@ -82,7 +82,11 @@ class ToolPack:
         try:
             return self._tools[name]
         except KeyError:
-            hint = did_you_mean(name, self._tools, cutoff=TOOL_NAME_CUTOFF)
+            documents = {
+                known: tool_text(tool.description, tool.parameters_schema)
+                for known, tool in self._tools.items()
+            }
+            hint = did_you_mean_tool(name, documents)
             hint = f" D{hint[1:]}" if hint else ""  # a sentence of its own
             known = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(

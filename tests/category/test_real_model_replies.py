@@ -107,8 +107,8 @@ async def test_a_call_that_cannot_be_read_is_answered_so_the_model_retries(
     assert told == {
         "role": "user",
         "content": "Your reply looks like a tool call, but it could not be read: 'weekday_of' is"
-        " not one of the offered tools (decline, describe_date, request_input). Call one of the"
-        " offered tools through the tool-calling interface, with its arguments as a JSON object."
+        " not one of the offered tools (decline, describe_date, request_input); did you mean"
+        " 'describe_date'? Call one of the offered tools through the tool-calling interface, with its arguments as a JSON object."
         " If none of them fits, say so in plain text.",
     }
 

@@ -669,7 +669,7 @@ def read_lines(path: str, first: int = 1) -> str:
 
 def text_then_files(after_nothing: str) -> ScriptedModel:
     """Text searches the file's name and, having found nothing, replies `after_nothing`
-    ("decline" calls decline); Files reads the file."""
+    (or calls decline); Files reads the file."""
 
     def reply(request: ChatRequest) -> AssistantTurn:
         if category_named(request) == "Files":
@@ -680,7 +680,7 @@ def text_then_files(after_nothing: str) -> ScriptedModel:
         if not has_results(request):
             search = {"text": "notes.txt", "query": "line 1"}
             return AssistantTurn(tool_calls=[ToolCall(name="find_in_text", arguments=search)])
-        if after_nothing == "decline":
+        if after_nothing == "a decline call":
             call = ToolCall(name="decline", arguments={"reason": "no tool here reads files"})
             return AssistantTurn(tool_calls=[call])
         return AssistantTurn(text=after_nothing)
@@ -691,10 +691,14 @@ def text_then_files(after_nothing: str) -> ScriptedModel:
 LINE_ONE = {"objective": "Find line 1 of notes.txt", "exact_input": "notes.txt"}
 
 
-async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_category() -> None:
+# "decline" alone: seen with the 1.5B on demo f3, after `list_files` found nothing.
+@pytest.mark.parametrize("declines", ["a decline call", "decline", "call decline"])
+async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_category(
+    declines: str,
+) -> None:
     """Seen with the 1.5B on demo x4: the text category searched the text "notes.txt" for
     "line 1", found nothing, and its answer "line 1" went back as a success."""
-    model = text_then_files("decline")
+    model = text_then_files(declines)
     text = CategoryManager("Text", "Words in a text.", [find_in_text], model)
     files = CategoryManager("Files", "Read the lines of files.", [read_lines], model)
     result = await MetaManager([text, files]).call_tool("text", LINE_ONE)
