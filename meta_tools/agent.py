@@ -145,7 +145,7 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
     if not numbers:
         return None
     return (
-        f"not run: the user has not given {', '.join(numbers[:4])} (exact_input)."
+        f"not run: the user has not given {clipped(', '.join(numbers[:4]), 80)} (exact_input)."
         " Reply to the user with a question that asks for the missing value,"
         " or call the category with only what the user wrote."
     )
