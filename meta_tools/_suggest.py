@@ -54,21 +54,25 @@ def tool_text(description: str, parameters: Mapping[str, Any]) -> str:
 
 def did_you_mean_tool(name: str, documents: Mapping[str, str], *, n: int = 3) -> str:
     """`did you mean 'x'?` for an unknown tool `name`: the tools named alike, else the one
-    tool whose description and parameters (`documents`, by tool name) say the words of
-    `name` most often. '' when none, or several alike, do.
+    tool whose description and parameters (`documents`, by tool name) say the last word
+    of `name` (what a `verb_object` name acts on) and, of those, its words most often.
+    '' when none, or several alike, do.
 
     Seen with the 1.5B: the main agent's objective was `count_words`, a name no tool
     has, and the text category's model called it, was told it is not offered, and gave
-    up; `text_statistics` counts words.
+    up; `text_statistics` counts words. `count_sentences` in a files category matches
+    a file tool's "counts" only: no guess.
     """
     hint = did_you_mean(name, documents, n=n, cutoff=TOOL_NAME_CUTOFF)
-    words = {word for word in analyze(name) if len(word) > 2}  # `a`, `b`: parameter names
+    words = [word for word in analyze(name) if len(word) > 2]  # `a`, `b`: parameter names
     if hint or not words:
         return hint
-    said = Counter(
-        {tool: sum(term in words for term in analyze(text)) for tool, text in documents.items()}
-    )
-    (best, most), *rest = said.most_common(2) or [("", 0)]
-    if most == 0 or (rest and rest[0][1] == most):
+    said: Counter[str] = Counter()
+    for tool, text in documents.items():
+        terms = analyze(text)
+        if words[-1] in terms:
+            said[tool] = sum(term in words for term in terms)
+    ranked = said.most_common(2)
+    if not ranked or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
         return ""
-    return f"did you mean {best!r}?"
+    return f"did you mean {ranked[0][0]!r}?"

@@ -26,7 +26,7 @@ DOCUMENTS = {t.name: tool_text(t.description, t.parameters_schema) for t in TEXT
         ("weekday_of", "describe_date"),
         ("text_statistic", "text_statistics"),  # alike by name comes first
         ("send_email", None),  # nothing here sends anything
-        ("count_sentences", None),  # "sentences" in one tool, "counts" in another: no guess
+        ("count_sentences", "text_statistics"),  # what it counts, not the counting
         ('x" status="ok"><b', None),  # one-letter words say nothing
     ],
 )
@@ -41,3 +41,13 @@ def test_a_native_call_to_an_unknown_tool_is_told_the_tool_that_does_it() -> Non
     with pytest.raises(ToolNotFoundError) as caught:
         TEXT_TOOLS.get_tool("count_words")
     assert "Did you mean 'text_statistics'?" in str(caught.value)
+
+
+def test_a_tool_that_only_shares_the_verb_is_no_guess() -> None:
+    """Seen with the 1.5B: `count_sentences`, retried in the files category, was told
+    `did you mean 'file_info'?` because its description says "line count"."""
+    files = {
+        "file_info": "Describe a file or folder: kind, size, line count and SHA-256 of a file. path",
+        "read_file": "Read a text file from the sandbox, a range of lines at a time. path",
+    }
+    assert did_you_mean_tool("count_sentences", files, n=1) == ""
