@@ -261,11 +261,14 @@ class MainAgent:
                 break
             turn.append(reply.as_message())
             returned: dict[str, CategoryResult] = {}  # this round's results, by call id
+            # The exact_input the model wrote; keys it added go on as data (the 1.5B over
+            # 2,009 tools added an "executions" echo with a made-up id to a good call).
+            heard = _heard(history, turn)
+            held = {c.id: why for c in reply.tool_calls if (why := _made_up_input(c, heard))}
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
             calls, over = calls[: self.max_calls_per_round], calls[self.max_calls_per_round :]
-            heard = _heard(history, turn)
             replies, only_repeats = await self._call_all(
-                calls, text, heard, on_step, returned, answered
+                calls, text, held, on_step, returned, answered
             )
             before = len(results)
             results.extend(returned.values())
@@ -300,7 +303,7 @@ class MainAgent:
         self,
         calls: list[ToolCall],
         text: str,
-        heard: str,
+        held: Mapping[str, str],
         on_step: StepSink | None,
         returned: dict[str, CategoryResult],
         answered: dict[str, CategoryResult],
@@ -308,9 +311,9 @@ class MainAgent:
         """Run the calls of one round for the user message `text` concurrently; the tool
         messages keep the calls' order.
 
-        A call whose input makes up its numbers (none is in what the conversation has
-        `heard`) is answered instead of run. A call identical to one in `answered` is
-        not run again: it gets that result.
+        A call in `held` (its input makes up its numbers) is answered with why, by id,
+        instead of run. A call identical to one in `answered` is not run again: it gets
+        that result.
         The results of the calls that ran are added to `results` (and the successes to
         `answered`). Also returns whether every call was such a repeat.
         """
@@ -324,10 +327,9 @@ class MainAgent:
             else:
                 if on_step is not None:
                     await on_step(CategoryCalled(call))
-                made_up = _made_up_input(call, heard)
                 came = (
-                    CategoryReturned(call, error=made_up)
-                    if made_up
+                    CategoryReturned(call, error=held[call.id])
+                    if call.id in held
                     else await self._call(call, text, on_step)
                 )
                 if came.result is not None:

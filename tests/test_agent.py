@@ -366,3 +366,22 @@ async def test_a_number_an_earlier_result_of_the_turn_found_may_be_passed_on() -
     answer = await MainAgent(main, dates(category)).ask("Which ISO week holds 2025-12-25?")
     assert answer == "Week 52."
     assert len(category.requests) == 4  # both calls ran
+
+
+async def test_only_the_exact_input_the_model_wrote_is_checked_for_made_up_numbers() -> None:
+    """Seen with the 1.5B over 2,009 tools: a good category call carried an "executions"
+    echo with a made-up id beside its `exact_input`; such keys go on as data."""
+    echo = {"executions": [{"tool": "describe_date", "arguments": {"id": "1234567890"}}]}
+    call = {"objective": "Weekday of the date", "exact_input": "2025-12-25", **echo}
+    main = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="dates", arguments=call)]),
+            AssistantTurn(text="A Thursday."),
+        ]
+    )
+    category = thursday_category()
+    assert await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?") == (
+        "A Thursday."
+    )
+    assert len(category.requests) == 2  # it ran
+    assert "1234567890" in category.requests[0].messages[1].content  # passed on as data

@@ -25,6 +25,8 @@ __all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing"]
 
 #: A tool that failed this often in one run is no longer offered in that run.
 FAILURES_BEFORE_WITHDRAWAL = 2
+#: A result longer than this holds something: `found_nothing` never parses it.
+_NOTHING_CHARS = 4096
 
 
 @dataclass(slots=True)
@@ -93,8 +95,10 @@ def found_nothing(result: str | None) -> bool:
     category, it searched the text "notes.txt", found no match, and answered "line 1".
     A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a finding.
     """
+    if not result or len(result) > _NOTHING_CHARS:
+        return False
     try:
-        value = json.loads(result or "")
+        value = json.loads(result)
     except ValueError:
         return False
     return isinstance(value, list | dict) and _holds_nothing(value)
