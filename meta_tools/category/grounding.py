@@ -11,10 +11,10 @@ related tool when a task is vague ("a short URL for the party invitation" gives
 often right when the task gives its values. One word in common ("day", "time",
 "weekday") is as often chance as fit: on the recorded real-model calls, every
 right call whose values were all made up shared at least two words with its task,
-while "What weekday was my birthday?" became `describe_date(date="2023-04-15")`. A value counts as given when the
-task, the session's past runs or this run's earlier calls and results hold it
-(a word of it, or its number); values the model chose from the schema (an
-enum member, the default, a boolean) count as neither.
+while "What weekday was my birthday?" became `describe_date(date="2023-04-15")`. A
+value counts as given when the task, the session's past runs or this run's earlier
+calls and results hold it (a word of it, or its number); values the model chose from
+the schema (an enum member, the default, a boolean) count as neither.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _CHANCE_OVERLAP = 1
 """Words a tool may share with a task by chance (see the module's docstring)."""
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 _STANDALONE_NUMBER = re.compile(r"(?<![\w.])(?<![^\W\d_]-)\d+(?:[.,]\d+)*(?![^\W\d_])")
-"""A number that is no part of a name (`25` in `25°C`; not in `dna2protein`, `mp3`, `utf-8`)."""
+"""A number that is no part of a name: `25` in `25°C`; none in `dna2protein`, `mp3`, `utf-8`."""
 _NUMBER_WORDS = dict(
     zip(
         "zero one two three four five six seven eight nine ten eleven twelve".split(),  # noqa: SIM905
@@ -166,6 +166,8 @@ def unfounded_numbers(text: str, known: str) -> list[str]:
     for "15% of 80"): working with the user's values is the main agent's job.
     """
     written = [n for n in _STANDALONE_NUMBER.findall(text) if _is_number(n)]
+    if not written:
+        return []  # most inputs: the conversation is not read at all
     numbers = frozenset(abs(n) for n in _numbers(known))
     if any(_number_given(float(n.replace(",", "")), numbers) for n in written):
         return []

@@ -179,15 +179,14 @@ def _judge(
         return ToolCall(name=name, arguments=arguments), None
     if written.form == "json" and (written.bare or not isinstance(arguments, dict)):
         return None, None  # data that has a name, not a call
-    return None, _not_offered(name, documents or dict.fromkeys(offered, ""))
+    return None, _not_offered(name, documents)
 
 
 def _not_offered(name: str, documents: Mapping[str, str]) -> str:
     """Why `name` was not run, with the offered tool it may mean (by name, or by what
     the tools' `documents` say), as an unknown native call is answered (`ToolPack.get_tool`)."""
-    offered = list(documents)
     hint = did_you_mean_tool(name, documents, n=1)
-    listed = f"{name!r} is not one of the offered tools ({', '.join(sorted(offered))})"
+    listed = f"{name!r} is not one of the offered tools ({', '.join(sorted(documents))})"
     return f"{listed}; {hint}" if hint else listed
 
 
@@ -219,6 +218,7 @@ def _recover(
     after an offered tool), quotes left out. `documents`: what each offered tool does
     (for the note on a call to a tool not offered)."""
     checks = 0
+    documents = documents or dict.fromkeys(parameters, "")  # names alone: hints by name
     forms: tuple[Callable[[], list[Written]], ...] = (
         lambda: reading.tags,
         lambda: reading.xml,
@@ -232,7 +232,7 @@ def _recover(
         for item in form():
             if len(calls) == MAX_RECOVERED_CALLS:
                 break
-            call, problem = _judge(item, parameters, documents or {})
+            call, problem = _judge(item, parameters, documents)
             if call is None and problem is None:
                 continue
             checks += 1

@@ -3,8 +3,9 @@
 `TextCalls(text)` finds every call-shaped thing in a text, in each form that
 `llm.recovery` accepts: a tag with attributes (``<tool_call tool="x"
 arguments={...}>``), XML (``<function name="x"><arguments><k>v</k>...``, or
-``<function><name>x</name>...``) and JSON (``{"name": "x", "arguments": {...}}`` and its spellings, alone, in a list,
-in any wrapping, with up to three closing braces missing). It reads them
+``<function><name>x</name>...``) and JSON (``{"name": "x", "arguments": {...}}``
+and its spellings, alone, in a list, in any wrapping, with up to three closing
+braces missing). It reads them
 whatever tool they name: which of them to run is for `llm.recovery` to decide.
 One form is read only for names given: an element named after the tool
 (``<x k="v">`` or ``<x><k>v</k></x>``), which any markup would otherwise match.

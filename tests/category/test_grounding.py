@@ -206,6 +206,8 @@ async def test_the_router_tries_the_next_category_after_an_unfounded_decline() -
         ("-5 C to F", "minus 5 degrees", []),
         ("an mp3 in utf-8, Qwen2.5", "Describe the file.", []),  # numbers in names
         ("the user's essay", "Count the words in my essay.", []),  # no number at all
+        # A value the agent rightly knows is held too (the README says so).
+        ("100 C to F", "The boiling point of water in Fahrenheit?", ["100"]),
     ],
 )
 def test_numbers_passed_on_are_made_up_when_none_was_heard(
