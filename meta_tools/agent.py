@@ -125,11 +125,21 @@ def _invents_numbers(answer: str, results: list[CategoryResult]) -> bool:
     return bool(said) and not said & numbers_in("\n".join(r.for_agent() for r in results))
 
 
+#: How a held call is answered; what follows repeats the numbers nobody gave.
+_HELD = "not run: the user has not given "
+
+
 def _heard(history: list[Message], turn: list[Message]) -> str:
     """What a conversation has heard: every earlier turn (the answers were shown to the
-    user), and this turn's messages but the model's own, whose calls are being checked."""
-    spoken = [m.content for m in history] + [m.content for m in turn if m.role != "assistant"]
-    return "\n".join(spoken)
+    user), and this turn's messages but the model's own, whose calls are being checked.
+    The answers to held calls are left out: they repeat the made-up numbers, which would
+    let the same call run when the model makes it again."""
+    spoken = [*history, *(m for m in turn if m.role != "assistant")]
+    return "\n".join(m.content for m in spoken if not _is_held_note(m))
+
+
+def _is_held_note(message: Message) -> bool:
+    return message.role == "tool" and message.content.startswith(f"error: {_HELD}")
 
 
 def _made_up_input(call: ToolCall, heard: str) -> str | None:
@@ -145,7 +155,7 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
     if not numbers:
         return None
     return (
-        f"not run: the user has not given {clipped(', '.join(numbers[:4]), 80)} (exact_input)."
+        f"{_HELD}{clipped(', '.join(numbers[:4]), 80)} (exact_input)."
         " Reply to the user with a question that asks for the missing value,"
         " or call the category with only what the user wrote."
     )

@@ -332,6 +332,20 @@ async def test_a_category_call_whose_input_makes_up_its_numbers_is_answered_not_
     assert "2023, 04, 15" in told.content and "a question" in told.content
 
 
+async def test_a_held_call_made_again_is_held_again_in_this_turn_and_the_next() -> None:
+    """The note on a held call repeats its numbers; they are not thereby given."""
+    again = AssistantTurn(text="Which date is your birthday?")
+    made_up = ask_dates("2023-04-15")
+    main = ScriptedModel([made_up, made_up, again, made_up, AssistantTurn(text="No date.")])
+    category = thursday_category()
+    agent = MainAgent(main, dates(category))
+    assert await agent.ask("What weekday was my birthday?") == again.text
+    assert await agent.ask("Please just tell me.") == "No date."
+    assert category.requests == []  # held three times, never run
+    held = [m for r in main.requests for m in r.messages[-1:] if m.role == "tool"]
+    assert len(held) == 3 and all("not run: the user has not given" in m.content for m in held)
+
+
 @pytest.mark.parametrize(
     ("earlier", "message", "exact_input"),
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgume
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
+from meta_tools.router import manager as router_manager
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words, what_tools_do
-from meta_tools.router.ranking import MAX_TEXT_CHARS
+from meta_tools.router.ranking import MAX_TEXT_CHARS, CategoryRanking
 from meta_tools.serve.server import build_server
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
 
@@ -134,6 +136,42 @@ def test_a_category_s_own_description_counts() -> None:
     assert ranked[0].tools == ()
 
 
+def test_a_category_scores_its_best_tool_and_a_quarter_of_its_second_best() -> None:
+    meta = world(ScriptedModel([]))
+    ranking = CategoryRanking(meta.categories)
+    text = "parcel health, and track my parcel"
+
+    def score(*left_out: str) -> float:
+        ranked = ranking.rank(text, leave_out=left_out)
+        return next(r.score for r in ranked if r.category.name == "Parcels")
+
+    own = score("track_parcel", "parcel_health")  # the category's own text alone
+    track, health = score("parcel_health") - own, score("track_parcel") - own
+    assert track > 0 and health > 0 and track != health
+    best, second = max(track, health), min(track, health)
+    assert score() == pytest.approx(best + 0.25 * second + own, abs=1e-3)
+
+
+def test_the_ranking_index_is_built_once_until_a_category_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[CategoryRanking] = []
+
+    class CountedRanking(CategoryRanking):
+        def __init__(self, categories: Sequence[CategoryManager]) -> None:
+            super().__init__(categories)
+            built.append(self)
+
+    monkeypatch.setattr(router_manager, "CategoryRanking", CountedRanking)
+    meta = world(ScriptedModel([]))
+    meta.rank("track my parcel")
+    meta.rank("the league table")
+    assert len(built) == 1
+    meta.get_category("films").set_tools([film_search, forecast])
+    assert meta.rank("film search, forecast")[0].category.name == "Films"
+    assert len(built) == 2
+
+
 def test_a_text_nothing_matches_keeps_the_configured_order_with_zero_scores() -> None:
     ranked = world(ScriptedModel([])).rank("xyzzy plugh")
     assert [r.category.name for r in ranked] == [n for n, _, _ in CATEGORIES]
@@ -211,7 +249,12 @@ def test_only_categories_near_the_best_one_s_score_are_offered() -> None:
     assert used[1:-1] == [r.category.slug for r in ranked if r.category.slug in {"maths", "films"}]
     # Nothing matches: every score is 0, and the first `max_categories` are offered.
     assert len(meta.openai_tools("xyzzy plugh")) == 4 + 1
-    assert RoutingConfig().min_score_ratio == 0.9
+    defaults = RoutingConfig()
+    assert (defaults.max_categories, defaults.min_score_ratio, defaults.retry_categories) == (
+        8,
+        0.9,
+        1,
+    )
 
 
 async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
@@ -361,7 +404,10 @@ async def test_an_mcp_host_gets_the_retry_through_sampling_in_both_protocol_eras
         build_server(meta), mode=mode, sampling_callback=host, sampling_capabilities=SAMPLING_TOOLS
     )
     async with meta, client:
+        listed = await client.list_tools()
         result = await client.call_tool("parcels", LEAGUE)
+    # A host sends no request with its list: it lists every category, however many.
+    assert [t.name for t in listed.tools] == ["maths", "parcels", "football", "films", "weather"]
     content = result.structured_content or {}
     assert result.is_error is False
     assert (content["category"], content["declined"], content["status"]) == (
@@ -418,6 +464,42 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     reply = next(m for m in seen if m.tool_call_id == follow.id)
     assert "18 C, dry" in reply.content
     assert seen[-1].content == EACH_RESULT  # two results in the round: each is asked for
+
+
+async def test_the_rest_is_sent_on_once() -> None:
+    """Weather does its part of the rest and leaves a film search: that is not sent on
+    again, so a chain of partial categories cannot run the whole router."""
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        category = category_named(request)
+        if category == "Films":
+            return AssistantTurn(
+                tool_calls=[ToolCall(name="film_search", arguments={"title": "x"})]
+            )
+        first = {"Maths": ("add", {"a": 2, "b": 3}), "Weather": ("forecast", {"city": "Paris"})}
+        if not has_results(request):
+            name, arguments = first[category]
+            return AssistantTurn(tool_calls=[ToolCall(name=name, arguments=arguments)])
+        rest = {"Maths": "the weather forecast for Paris", "Weather": "a film search for Heat"}
+        return AssistantTurn(
+            tool_calls=[ToolCall(name="decline", arguments={"reason": rest[category]})]
+        )
+
+    task = {"objective": "Add 2 and 3, Paris weather, a film", "exact_input": "2, 3, Paris, Heat"}
+    main = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
+            AssistantTurn(text="5; Paris is dry."),
+        ]
+    )
+    model = ScriptedModel.from_function(categories)
+    answer = await MainAgent(main, world(model, max_categories=8)).ask(
+        "What is 2 + 3, the weather in Paris, and find the film Heat?"
+    )
+    assert answer == "5; Paris is dry."
+    assert [category_named(r) for r in model.requests] == ["Maths"] * 2 + ["Weather"] * 2
+    told = [m.content for m in main.requests[1].messages if m.role == "tool"]
+    assert len(told) == 2 and "a film search for Heat" in told[1]
 
 
 async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> None:
