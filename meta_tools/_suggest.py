@@ -11,7 +11,7 @@ from typing import Any
 
 from ._terms import analyze
 
-__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean", "did_you_mean_tool", "tool_text"]
+__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean", "did_you_mean_tool", "squashed", "tool_text"]
 
 #: How alike a tool name must be to one a model wrote to be suggested: low enough for
 #: `add` when it wrote `addition`; names are compared after their shared words.
@@ -92,10 +92,10 @@ def did_you_mean_tool(name: str, documents: Mapping[str, str], *, n: int = 3) ->
 
 def _service_tools(name: str, tools: Iterable[str]) -> list[str]:
     """The tools whose service prefix (`service__tool`) is `name`, in any spelling."""
-    key = _squashed(name)
-    return [t for t in tools if "__" in t and _squashed(t.split("__", 1)[0]) == key] if key else []
+    key = squashed(name)
+    return [t for t in tools if "__" in t and squashed(t.split("__", 1)[0]) == key] if key else []
 
 
-def _squashed(name: str) -> str:
+def squashed(name: str) -> str:
     """`name` in lower case without separators: `DNA2Protein` and `dna2_protein` are alike."""
     return re.sub(r"[^a-z0-9]", "", name.lower())

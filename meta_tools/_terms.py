@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from ._text import without_accents
 
-__all__ = ["STEMMER", "analyze"]
+__all__ = ["STEMMER", "analyze", "tool_words"]
 
 # camelCase and snake_case split into words (`GUIDs` stays one); CJK characters are words;
 # a run of letters of another script (Cyrillic, Greek, Arabic...) is a word.
@@ -92,3 +92,13 @@ def analyze(text: str) -> list[str]:
         if lowered not in _STOPWORDS:
             terms.append(_STEMMER(lowered))
     return terms
+
+
+def tool_words(name: str) -> str:
+    """A tool's function name as words: `ColorMe__RandomColorSet` -> `random color set`.
+
+    A server prefix (before `__`) is dropped; snake, kebab and camel case are split.
+    """
+    own = name.rsplit("__", 1)[-1]
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", own)
+    return " ".join(word.lower() for word in words) or own

@@ -54,6 +54,7 @@ from .turns import (
     Requested,
     classify_turn,
     gives_only_task_numbers,
+    objective_in_words,
     recites_request,
     task_message,
     tool_definition,
@@ -232,6 +233,7 @@ class CategoryManager:
             return await self._finish(run, result)
         if request.strip() in f"{objective}\n{exact_input}":
             request = ""  # it adds nothing the task does not say
+        objective = objective_in_words(objective, (t.name for t in self.tools.list_tools()))
         state = RunState(objective, exact_input, session=session, request=request.strip())
         run = Run(state, on_event)
         state.past_runs = await self.memory.past_runs(session)

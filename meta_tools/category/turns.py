@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ from pydantic_core import to_jsonable_python
 
 from .._json import loads
 from .._lifecycle import is_cancellation
+from .._suggest import squashed
+from .._terms import tool_words
 from ..llm.types import AssistantTurn, Message, ToolCall, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
@@ -379,6 +381,29 @@ def task_message(
     else:
         parts.append(f"Objective: {objective}\nExact input: {exact_input}")
     return "\n\n".join(parts)
+
+
+#: A name-like objective: one word with `_`, in camelCase, or with a digit inside letters.
+_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,63}")
+_NAME_MARK = re.compile(r"_|^[a-z]+[A-Z]|[A-Za-z][0-9]+[A-Za-z]")
+
+
+def objective_in_words(objective: str, tools: Iterable[str]) -> str:
+    """An objective written as a name that none of `tools` has, in words (`count_words` is
+    `count words`, `dna2protein` is `dna 2 protein`); any other objective as it is.
+
+    Seen with the 1.5B: the main agent's objective was a name of its own (`count_words`
+    on the demo; over 2,009 tools the service name `dna2protein`), and the category's
+    model called that name as a tool, was told it is not offered, and declined. A
+    tool's own name stays: it says which tool to call.
+    """
+    text = objective.strip()
+    if not (_NAME_LIKE.fullmatch(text) and _NAME_MARK.search(text)):
+        return objective
+    key = squashed(text)
+    if any(key in (squashed(name), squashed(name.rsplit("__", 1)[-1])) for name in tools):
+        return objective
+    return tool_words(text)
 
 
 def read_task(message: str) -> tuple[str, str] | None:

@@ -15,6 +15,7 @@ from typing_extensions import Self
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
 from .._suggest import did_you_mean
+from .._terms import tool_words
 from .._text import slugify
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
@@ -43,16 +44,6 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
-
-
-def tool_words(name: str) -> str:
-    """A tool's function name as words: `ColorMe__RandomColorSet` -> `random color set`.
-
-    A server prefix (before `__`) is dropped; snake, kebab and camel case are split.
-    """
-    own = name.rsplit("__", 1)[-1]
-    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+", own)
-    return " ".join(word.lower() for word in words) or own
 
 
 def server_words(name: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from meta_tools import tool
+from meta_tools._terms import tool_words
 from meta_tools.agent import EACH_RESULT, CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
@@ -22,7 +23,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, 
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.router import manager as router_manager
-from meta_tools.router.manager import ANY_CATEGORY, MetaManager, tool_words, what_tools_do
+from meta_tools.router.manager import ANY_CATEGORY, MetaManager, what_tools_do
 from meta_tools.router.ranking import MAX_TEXT_CHARS, CategoryRanking
 from meta_tools.serve.server import build_server
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
