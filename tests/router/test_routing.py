@@ -503,6 +503,41 @@ async def test_the_rest_is_sent_on_once() -> None:
     assert len(told) == 2 and "a film search for Heat" in told[1]
 
 
+@tool
+def add_goals(a: float, b: float) -> str:
+    """Add two numbers of goals."""
+    return f"{a + b} goals: football league table, match score, team points"
+
+
+async def test_what_the_first_part_found_does_not_steer_where_the_rest_is_retried() -> None:
+    """The rest goes to Weather with what Maths found, which is all football words; Weather
+    declines, and the retry ranks the rest alone: no category matches it, so Football
+    (which the found text would pick) never runs."""
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        if category_named(request) != "Maths":
+            return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments={"reason": "no"})])
+        if has_results(request):
+            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(tool_calls=[ToolCall(name="add_goals", arguments={"a": 2, "b": 3})])
+
+    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "2, 3, Paris"}
+    main = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
+            AssistantTurn(text="5"),
+        ]
+    )
+    model = ScriptedModel.from_function(categories)
+    tools = {"Maths": [add_goals]}
+    managers = [CategoryManager(n, d, tools.get(n, t), model) for n, d, t in CATEGORIES]
+    meta = MetaManager(managers, routing=RoutingConfig(max_categories=8, min_score_ratio=0.0))
+    assert meta.rank(add_goals(2, 3))[0].category.name == "Football"  # what the text says
+    await MainAgent(main, meta).ask("What is 2 + 3, and the weather in Paris?")
+    assert [category_named(r) for r in model.requests] == ["Maths", "Maths", "Weather"]
+
+
 async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> None:
     """Weather declines the rest; the retry's next-ranked category for it is Maths, whose
     tool already ran: it must not run again (a sent email would be sent twice)."""
