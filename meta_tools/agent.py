@@ -127,6 +127,8 @@ def _invents_numbers(answer: str, results: list[CategoryResult]) -> bool:
 
 #: How a held call is answered; what follows repeats the numbers nobody gave.
 _HELD = "not run: the user has not given "
+#: A held call's tool message (`_call_all` writes an error as `error: ...`).
+_HELD_NOTE = f"error: {_HELD}"
 
 
 def _heard(history: list[Message], turn: list[Message]) -> str:
@@ -139,7 +141,7 @@ def _heard(history: list[Message], turn: list[Message]) -> str:
 
 
 def _is_held_note(message: Message) -> bool:
-    return message.role == "tool" and message.content.startswith(f"error: {_HELD}")
+    return message.role == "tool" and message.content.startswith(_HELD_NOTE)
 
 
 def _made_up_input(call: ToolCall, heard: str) -> str | None:

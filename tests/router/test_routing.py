@@ -503,6 +503,28 @@ async def test_the_rest_is_sent_on_once() -> None:
     assert len(told) == 2 and "a film search for Heat" in told[1]
 
 
+def maths_adds_then_hands_on(adder: str) -> ScriptedModel:
+    """Maths calls `adder` on 2 and 3, then declines the rest (the Paris weather); every
+    other category declines."""
+
+    def categories(request: ChatRequest) -> AssistantTurn:
+        if category_named(request) != "Maths":
+            return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments={"reason": "no"})])
+        if has_results(request):
+            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
+            return AssistantTurn(tool_calls=[call])
+        return AssistantTurn(tool_calls=[ToolCall(name=adder, arguments={"a": 2, "b": 3})])
+
+    return ScriptedModel.from_function(categories)
+
+
+def maths_then_five(exact_input: str) -> ScriptedModel:
+    """A main agent that sends the two-part task to Maths, then answers "5"."""
+    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": exact_input}
+    call = ToolCall(name="maths", arguments=task)
+    return ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text="5")])
+
+
 @tool
 def add_goals(a: float, b: float) -> str:
     """Add two numbers of goals."""
@@ -514,22 +536,8 @@ async def test_what_the_first_part_found_does_not_steer_where_the_rest_is_retrie
     declines, and the retry ranks the rest alone: no category matches it, so Football
     (which the found text would pick) never runs."""
 
-    def categories(request: ChatRequest) -> AssistantTurn:
-        if category_named(request) != "Maths":
-            return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments={"reason": "no"})])
-        if has_results(request):
-            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
-            return AssistantTurn(tool_calls=[call])
-        return AssistantTurn(tool_calls=[ToolCall(name="add_goals", arguments={"a": 2, "b": 3})])
-
-    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "2, 3, Paris"}
-    main = ScriptedModel(
-        [
-            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
-            AssistantTurn(text="5"),
-        ]
-    )
-    model = ScriptedModel.from_function(categories)
+    main = maths_then_five("2, 3, Paris")
+    model = maths_adds_then_hands_on("add_goals")
     tools = {"Maths": [add_goals]}
     managers = [CategoryManager(n, d, tools.get(n, t), model) for n, d, t in CATEGORIES]
     meta = MetaManager(managers, routing=RoutingConfig(max_categories=8, min_score_ratio=0.0))
@@ -542,22 +550,8 @@ async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> N
     """Weather declines the rest; the retry's next-ranked category for it is Maths, whose
     tool already ran: it must not run again (a sent email would be sent twice)."""
 
-    def categories(request: ChatRequest) -> AssistantTurn:
-        if category_named(request) != "Maths":
-            return AssistantTurn(tool_calls=[ToolCall(name="decline", arguments={"reason": "no"})])
-        if has_results(request):
-            call = ToolCall(name="decline", arguments={"reason": "the weather forecast for Paris"})
-            return AssistantTurn(tool_calls=[call])
-        return AssistantTurn(tool_calls=[ToolCall(name="add", arguments={"a": 2, "b": 3})])
-
-    task = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "add 2, 3; Paris"}
-    main = ScriptedModel(
-        [
-            AssistantTurn(tool_calls=[ToolCall(name="maths", arguments=task)]),
-            AssistantTurn(text="5"),
-        ]
-    )
-    model = ScriptedModel.from_function(categories)
+    main = maths_then_five("add 2, 3; Paris")
+    model = maths_adds_then_hands_on("add")
     meta = world(model, max_categories=8)
     results: list[CategoryResult] = []
 
