@@ -375,6 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import grounding_replay
 
         return grounding_replay.main(argv[1:])
+    if argv[:1] == ["pool"]:  # large-catalog e2e runs pooled into one sample
+        from . import pool
+
+        return pool.main(argv[1:])
     if argv[:1] == ["bfcl"]:  # BFCL through meta-tools (the `bfcl` extra): `benchmarks/bfcl.py`
         from . import bfcl
 
