@@ -508,7 +508,9 @@ def _without_made_up_results(
 
 async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     """`recover_turn`, in a worker thread when the reply and request hold much text."""
-    if turn.tool_calls or not turn.text or not request.tools:
+    if turn.tool_calls:  # only names to respell: no text is read
+        return _respelled(turn, request)
+    if not turn.text or not request.tools:
         return turn
     size = len(turn.text) + sum(len(message.content) for message in request.messages)
     if size <= INLINE_CHARS or not _MAY_HOLD_CALL.search(turn.text):

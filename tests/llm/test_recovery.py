@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from meta_tools import tool
+from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import (
     AssistantTurn,
     ChatRequest,
@@ -423,6 +425,28 @@ def test_a_call_naming_an_offered_tool_in_another_spelling_gets_its_name() -> No
     ]
     real = AssistantTurn(tool_calls=[ToolCall(name="calcAdd", arguments={"a": 1, "b": 2})])
     assert [c.name for c in recover_turn(real, ask("1+2?")).tool_calls] == ["calc_add"]
+
+
+@pytest.mark.anyio
+async def test_a_real_call_in_another_spelling_runs_in_a_whole_run() -> None:
+    """The async path every model wrapper takes gave real calls back as written, so
+    `addNumbers` for `add_numbers` was answered as an unknown tool."""
+    ran: list[int] = []
+
+    @tool
+    def add_numbers(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append(a + b)
+        return a + b
+
+    real = AssistantTurn(tool_calls=[ToolCall(name="addNumbers", arguments={"a": 1, "b": 2})])
+    model = RecoveringModel(ScriptedModel([real, AssistantTurn(text="3")]))
+    category = CategoryManager("Maths", "Adds numbers.", [add_numbers], model)
+
+    result = await category.run("Add 1 and 2", "1, 2")
+
+    assert ran == [3]
+    assert [(e.tool, e.ok) for e in result.executions] == [("add_numbers", True)]
 
 
 def test_a_spelling_that_fits_two_offered_tools_or_none_is_not_guessed() -> None:
