@@ -152,8 +152,8 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
     it called the dates category with `exact_input: "2023-04-15"`, and the category,
     reading that as the user's input, answered for a date nobody gave.
     """
-    given = call.arguments.get("exact_input") if isinstance(call.arguments, dict) else None
-    numbers = unfounded_numbers(given, heard) if isinstance(given, str) else []
+    given = _written_input(call.arguments) if isinstance(call.arguments, dict) else None
+    numbers = unfounded_numbers(given, heard) if given is not None else []
     if not numbers:
         return None
     return (
@@ -161,6 +161,17 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
         " Reply to the user with a question that asks for the missing value,"
         " or call the category with only what the user wrote."
     )
+
+
+def _written_input(arguments: dict[str, Any]) -> str | None:
+    """The input a category call's arguments write, as text: its `exact_input` in any
+    shape (`{"date": "2023-04-15"}`, `20230415`), else the values of the arguments
+    other than `objective` (a tool's own arguments, which become the input)."""
+    if "exact_input" in arguments:
+        given = arguments["exact_input"]
+        return None if given is None else _as_text(given)
+    rest = [value for key, value in arguments.items() if key != "objective"]
+    return _as_text(rest) if rest else None
 
 
 def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | None:

@@ -332,6 +332,30 @@ async def test_a_category_call_whose_input_makes_up_its_numbers_is_answered_not_
     assert "2023, 04, 15" in told.content and "a question" in told.content
 
 
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("dates", {"objective": "Weekday", "exact_input": {"date": "2023-04-15"}}),
+        ("dates", {"objective": "Weekday", "exact_input": 20230415}),
+        ("dates", {"objective": "Weekday", "exact_input": ["2023-04-15"]}),
+        ("describe_date", {"date": "2023-04-15"}),  # a tool's own arguments are the input
+        ("dates", {"objective": "Weekday", "date": "2023-04-15"}),
+    ],
+)
+async def test_made_up_numbers_are_held_in_any_shape_of_input(
+    name: str, arguments: dict[str, object]
+) -> None:
+    """Any input the category would be given is checked, not only an `exact_input` string."""
+    asking = "Which date is your birthday?"
+    made_up = AssistantTurn(tool_calls=[ToolCall(name=name, arguments=arguments)])
+    main = ScriptedModel([made_up, AssistantTurn(text=asking)])
+    category = thursday_category()
+    assert await MainAgent(main, dates(category)).ask("What weekday was my birthday?") == asking
+    assert category.requests == []
+    told = main.requests[1].messages[-1]
+    assert told.content.startswith("error: not run: the user has not given 2023")
+
+
 async def test_a_held_call_made_again_is_held_again_in_this_turn_and_the_next() -> None:
     """The note on a held call repeats its numbers; they are not thereby given."""
     again = AssistantTurn(text="Which date is your birthday?")
