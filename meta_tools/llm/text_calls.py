@@ -13,7 +13,7 @@ One form is read only for names given: an element named after the tool
 Reading costs time linear in the text and bounded, whatever the text holds:
 
 - only the first `limit` characters are read (the rest is text);
-- every JSON decode is charged the characters it examines, against a budget
+- every JSON decode is charged the characters it examines (to where it failed), against a budget
   of `BUDGET_PER_CHAR` per character read; once it is spent nothing more is
   decoded, and `complete` is False;
 - at most `MAX_DECODES` places are tried, only where a JSON object or list can
@@ -363,19 +363,20 @@ class TextCalls:
         return outcome if isinstance(outcome, tuple) else None
 
     def _try(self, start: int, end: int, stop: int) -> tuple[Any, int] | str | None:
-        """Decode `text[start:end]`; every character of it counts as examined.
+        """Decode `text[start:end]`; the characters the decoder read count as examined (up to
+        where it failed, or all of them for a string that does not end).
 
         "runs on" when the value may only be cut short: by the window (the decoder failed
         within a few characters of `end`, or in a string that does not end before it), or
         by `stop` (it failed where only the closing tags and fences that end the text follow).
         """
         piece = self.text[start:end]
-        self.examined += len(piece)
         self._failed_at = None
         try:
             value, length = _DECODER.raw_decode(piece)
         except json.JSONDecodeError as exc:
             unterminated = exc.msg.startswith("Unterminated string")
+            self.examined += len(piece) if unterminated else min(len(piece), exc.pos + 1)
             self._failed_at = None if unterminated or exc.pos < 2 else start + exc.pos
             if end < stop:
                 runs_on = unterminated or exc.pos >= len(piece) - _CUT_MARGIN
@@ -383,10 +384,13 @@ class TextCalls:
                 runs_on = not unterminated and start + exc.pos >= self._tail(stop) - _CUT_MARGIN
             return "runs on" if runs_on else None
         except RecursionError:  # nested past what the decoder can read: read no further
+            self.examined += len(piece)
             self._stop(start)
             return None
         except ValueError:  # an integer too long
+            self.examined += len(piece)
             return None
+        self.examined += length
         return value, start + length
 
     def _stop(self, at: int) -> None:

@@ -29,6 +29,7 @@ from meta_tools.llm.text_calls import (
     MAX_DECODES,
     MAX_REPLY_CHARS,
     MAX_XML_TAGS,
+    WINDOW,
     TextCalls,
 )
 from meta_tools.tools.function import FunctionTool
@@ -215,6 +216,20 @@ def test_the_main_agent_quoting_a_category_result_does_not_call_a_category() -> 
         assert (turn.tool_calls, turn.unread_call) == ([], None), reply
 
 
+def test_a_page_of_broken_json_neither_vetoes_the_models_own_call_nor_hides_a_quote() -> None:
+    """Each broken `{"` used to be charged the decoder's whole window, so a page of them
+    spent the reading budget: its unread rest then counted any call to a tool it named
+    as a quote, and the model's own call did not run."""
+    broken = 'row {"x} ' * 200
+    call = FORMS["json"]
+    own = recover_turn(AssistantTurn(text=call), after_fetch(broken + "(see also: send_money)"))
+    assert [(c.name, c.arguments) for c in own.tool_calls] == [("send_money", SEND)]
+    quoted = recover_turn(AssistantTurn(text=call), after_fetch(broken + call))
+    assert quoted.tool_calls == []
+    reply = recover_turn(AssistantTurn(text=broken + call), after_fetch("Nothing here."))
+    assert [c.name for c in reply.tool_calls] == ["send_money"]
+
+
 # -- item 4: linear, bounded, off the event loop -------------------------------
 
 
@@ -228,6 +243,7 @@ HOSTILE = {
     "tag-calls": '<tool_call tool="send_money" arguments={"to": ' * 3_000,
     "blanks": " " * 60_000 + "x{",
     "lists": '["' + 'x", "' * 10_000,
+    "broken-keys": 'row {"x} ' * 6_000,  # each decode fails a few characters in
 }
 
 
@@ -262,7 +278,10 @@ def test_recovering_a_hostile_reply_examines_no_more_than_a_quarter_of_it_more_w
 def test_the_json_decoder_is_handed_characters_linear_in_the_reply(
     text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Counted at the standard library's decoder: every character it may read, every call."""
+    """Counted at the standard library's decoder: every character it may read, every call.
+
+    A decode that fails a few characters in is charged what it read, not its window, so
+    the windows handed over may add up to `MAX_DECODES * WINDOW` beyond the budget."""
     handed: list[int] = []
     raw_decode = json.JSONDecoder.raw_decode
 
@@ -273,7 +292,7 @@ def test_the_json_decoder_is_handed_characters_linear_in_the_reply(
     monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
     recover_turn(AssistantTurn(text=text), after_fetch("Nothing here."))
     read = min(len(text), MAX_REPLY_CHARS)
-    assert sum(handed) <= (BUDGET_PER_CHAR + 1) * read + 4_096
+    assert sum(handed) <= (BUDGET_PER_CHAR + 1) * read + 4_096 + MAX_DECODES * WINDOW
 
 
 def test_a_reply_longer_than_the_limit_is_read_only_up_to_it() -> None:
