@@ -36,12 +36,13 @@ from ._config_file import (
 )
 from ._redaction import Redactor
 from ._suggest import did_you_mean
-from ._text import clipped
+from ._text import clipped, slugify
 from .category.limits import LIMITS
 from .exceptions import ConfigError
 from .llm import defaults as llm_defaults
 
 __all__ = [
+    "ANY_CATEGORY",
     "READ_ONCE",
     "SECTIONS",
     "BuiltinsConfig",
@@ -57,6 +58,7 @@ __all__ = [
     "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
+    "category_name_problems",
     "check_shape",
     "expand_env",
     "field_loc",
@@ -67,6 +69,11 @@ __all__ = [
     "read_json",
     "short_state_key",
 ]
+
+ANY_CATEGORY = "any_category"
+"""The tool offered beside a ranked subset of categories: the router picks the category.
+
+No category may have it as its function name."""
 
 _IGNORED = ("$schema", "$comment")
 _SERVER_TAGS = ("stdio", "streamable_http", "sse")
@@ -298,11 +305,7 @@ class MetaToolsConfig(_Strict):
         `$schema` (an editor's pointer to the JSON Schema) and `$comment` (notes for
         people: a string or a list of lines) are accepted and ignored.
         """
-        if not isinstance(data, Mapping) or "categories" in data:
-            return data
-        sections = {k: v for k, v in data.items() if k in SECTIONS}
-        categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
-        return {**sections, "categories": categories}
+        return _gathered(data)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -367,6 +370,9 @@ class MetaToolsConfig(_Strict):
             config = cls.model_validate(expanded)
         except ValidationError as exc:
             problems.extend(_describe(exc, redactor, skip=set(misspelt)))
+        categories = _gathered(expanded).get("categories")
+        if isinstance(categories, Mapping):
+            problems.extend(category_name_problems(k for k in categories if k not in misspelt))
         if problems:
             raise ConfigError(source, [redactor.text(p) for p in problems])
         config._source, config._base_dir = source, base_dir
@@ -424,6 +430,48 @@ READ_ONCE = {
 def field_loc(loc: Iterable[int | str]) -> list[int | str]:
     """A pydantic error location as the file has it: without the server union's tag steps."""
     return [p for p in loc if not (isinstance(p, str) and p in _SERVER_TAGS)]
+
+
+def category_name_problems(names: Iterable[str]) -> list[str]:
+    """One line per category name that cannot be the function name the main agent calls.
+
+    A name needs a letter or digit (`"!!!"` has none); it may not become
+    `any_category`, nor the function name of an earlier category (`Web Search`
+    and `web_search` both become `web_search`).
+    """
+    problems: list[str] = []
+    taken: dict[str, str] = {}
+    for name in names:
+        where = json_path(["categories", name])
+        slug = slugify(name)
+        if slugify(f"{name} x") == "x":  # nothing of the name is left in a function name
+            problems.append(
+                f"{where}: category name {name!r} leaves nothing for its function name (the"
+                " name the main agent calls it by, made of its letters and digits); rename it"
+            )
+        elif slug == ANY_CATEGORY:
+            problems.append(
+                f"{where}: category {name!r} has the function name {ANY_CATEGORY!r}, which is"
+                " the router's own tool for reaching any category; rename it"
+            )
+        elif slug in taken:
+            problems.append(
+                f"{where}: categories {taken[slug]!r} and {name!r} have the same function"
+                f" name {slug!r} (names are compared in lower case, words joined by '_');"
+                " rename one"
+            )
+        else:
+            taken[slug] = name
+    return problems
+
+
+def _gathered(data: Any) -> Any:
+    """`data` with its categories under `categories` (see `MetaToolsConfig._gather_categories`)."""
+    if not isinstance(data, Mapping) or "categories" in data:
+        return data
+    sections = {k: v for k, v in data.items() if k in SECTIONS}
+    categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
+    return {**sections, "categories": categories}
 
 
 def _describe(

@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 
 from meta_tools import FunctionTool
-from meta_tools.config import MetaToolsConfig
+from meta_tools.config import CategoryConfig, MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import ScriptedModel
 from meta_tools.router.manager import MetaManager
+from meta_tools.router.reload import ConfigReloader
 
 SEED = Path(__file__).parent / "data" / "seed_config.json"
 SEED_TOOLS = [
@@ -205,3 +206,79 @@ def test_a_json_syntax_error_on_any_line_is_reported_with_its_line(
     with pytest.raises(ConfigError) as caught:
         MetaToolsConfig.load(path)
     assert "not valid JSON, line" in caught.value.problems[0]
+
+
+CATEGORY = {"description": "Search the web.", "tools": ["bing_search"]}
+
+
+def test_category_names_that_cannot_be_told_apart_as_function_names_name_the_file_and_path(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path,
+        {
+            "Web Search": CATEGORY,
+            "web_search": CATEGORY,
+            "Any Category": CATEGORY,
+            "!!!": CATEGORY,
+            "": CATEGORY,
+            "Maps": {**CATEGORY, "tool_notes": "typo"},
+        },
+    )
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert str(caught.value).startswith(f"{path}: 5 problems:")
+    assert caught.value.problems == [
+        "$.\"Maps\".tool_notes: unknown key; did you mean 'tool_usage_notes'?"
+        " (valid keys: description, tool_usage_notes, tools, pinned, max_iterations,"
+        " tool_timeout_s, max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt,"
+        " abstain_below, cache)",
+        "$.\"web_search\": categories 'Web Search' and 'web_search' have the same function name"
+        " 'web_search' (names are compared in lower case, words joined by '_'); rename one",
+        "$.\"Any Category\": category 'Any Category' has the function name 'any_category', which"
+        " is the router's own tool for reaching any category; rename it",
+        "$.\"!!!\": category name '!!!' leaves nothing for its function name (the name the main"
+        " agent calls it by, made of its letters and digits); rename it",
+        "$.\"\": category name '' leaves nothing for its function name (the name the main"
+        " agent calls it by, made of its letters and digits); rename it",
+    ]
+    # The same in the `categories` section format, and through the router.
+    path = write(tmp_path, {"categories": {"Web Search": CATEGORY, "web_search": CATEGORY}})
+    with pytest.raises(ConfigError) as caught:
+        MetaManager.from_config(path, tools=[stand_in("bing_search")], model=ScriptedModel([]))
+    assert caught.value.source == str(path)
+    assert caught.value.problems[0].startswith(
+        "$.\"web_search\": categories 'Web Search' and 'web_search' have the same function name"
+    )
+
+
+def test_a_config_made_in_code_with_a_name_clash_is_refused_with_its_source_and_path() -> None:
+    config = MetaToolsConfig(categories={"Any category": CategoryConfig(**CATEGORY)})
+    with pytest.raises(ConfigError) as caught:
+        MetaManager.from_config(config, tools=[stand_in("bing_search")], model=ScriptedModel([]))
+    assert str(caught.value).startswith("<memory>: 1 problem:")
+    assert caught.value.problems[0].startswith(
+        "$.\"Any category\": category 'Any category' has the function name 'any_category'"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_reload_that_makes_two_categories_one_function_name_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, {"Web Search": CATEGORY})
+    meta = MetaManager.from_config(path, tools=[stand_in("bing_search")], model=ScriptedModel([]))
+    reloader = ConfigReloader(meta, path)
+    write(tmp_path, {"Web Search": CATEGORY, "web search!": CATEGORY})
+    outcome = await reloader.reload_now()
+    assert outcome is not None and not outcome.applied
+    assert outcome.source == str(path.resolve())
+    assert outcome.problems == (
+        "$.\"web search!\": categories 'Web Search' and 'web search!' have the same function"
+        " name 'web_search' (names are compared in lower case, words joined by '_'); rename one",
+    )
+    assert [c.name for c in meta.categories] == ["Web Search"]
+    write(tmp_path, {"Web Search": CATEGORY, "News": CATEGORY})
+    outcome = await reloader.reload_now()
+    assert outcome is not None and outcome.applied
+    assert [c.slug for c in meta.categories] == ["web_search", "news"]

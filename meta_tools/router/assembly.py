@@ -20,7 +20,7 @@ from .._redaction import Redactor
 from ..category.manager import CategoryManager
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
-from ..config import READ_ONCE, MetaToolsConfig
+from ..config import ANY_CATEGORY, READ_ONCE, MetaToolsConfig, category_name_problems
 from ..exceptions import ConfigError
 from ..llm.base import ChatModel
 from ..llm.defaults import KEY_ENV
@@ -41,12 +41,8 @@ Categories = dict[str, CategoryManager]
 """A router's categories by function name (slug)."""
 
 
-ANY_CATEGORY = "any_category"
-"""The tool offered beside a ranked subset of categories: the router picks the category."""
-
-
 def category_table(managers: Iterable[CategoryManager]) -> Categories:
-    """The categories by slug.
+    """The categories by slug (built in code; a config's names are checked when it is read).
 
     Raises:
         ConfigError: two categories have the same function name, or one has the
@@ -146,6 +142,9 @@ class ConfigAssembly(AsyncCloseable):
 
     def _build(self, config: MetaToolsConfig, model: ChatModel, prompts: PromptSet) -> Categories:
         """The categories of `config`; nothing of this assembly changes if it raises."""
+        # A config made in code was not read by `MetaToolsConfig.load`, which checks these.
+        if problems := category_name_problems(config.categories):
+            raise ConfigError(config.source, problems)
         chosen, warnings = self.sources.resolve(config)
         redactor = Redactor(config_secrets(config) | self.extra_secrets)
         table = category_table(
