@@ -76,8 +76,6 @@ ANY_CATEGORY = "any_category"
 No category may have it as its function name."""
 
 _IGNORED = ("$schema", "$comment")
-_SERVER_TAGS = ("stdio", "streamable_http", "sse")
-"""The `McpServerConfig` union's tags, which pydantic puts in error locations."""
 _SECRET_FIELDS = frozenset({"state_keys", "redis_url"})
 """Fields whose values a config error never quotes (keys; URLs may hold a password)."""
 
@@ -237,6 +235,12 @@ class HttpServerConfig(_ServerBase):
 
 
 McpServerConfig = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]
+_SERVER_MODELS: dict[str, type[_ServerBase]] = {
+    "stdio": StdioServerConfig,
+    "streamable_http": HttpServerConfig,
+    "sse": HttpServerConfig,
+}
+"""The server model of each `transport`: the union's tags, which pydantic puts in error locations."""
 
 
 class PythonBuiltinConfig(_Strict):
@@ -302,6 +306,8 @@ class MetaToolsConfig(_Strict):
     def _gather_categories(cls, data: Any) -> Any:
         """The seed's format: every non-section top-level key is a category.
 
+        A `categories` key holds the categories, unless it is shaped like one category
+        (a `description` or `tools`): then it is a category of that name.
         `$schema` (an editor's pointer to the JSON Schema) and `$comment` (notes for
         people: a string or a list of lines) are accepted and ignored.
         """
@@ -428,8 +434,15 @@ READ_ONCE = {
 
 
 def field_loc(loc: Iterable[int | str]) -> list[int | str]:
-    """A pydantic error location as the file has it: without the server union's tag steps."""
-    return [p for p in loc if not (isinstance(p, str) and p in _SERVER_TAGS)]
+    """A pydantic error location as the file has it: without the server union's tag step.
+
+    `("mcp_servers", "search", "sse", "url")` -> `["mcp_servers", "search", "url"]`; a
+    server, category or key that happens to be named like a tag (`"sse"`) is kept.
+    """
+    parts = list(loc)
+    if parts[:1] == ["mcp_servers"] and len(parts) > 2 and parts[2] in _SERVER_MODELS:
+        del parts[2]
+    return parts
 
 
 def category_name_problems(names: Iterable[str]) -> list[str]:
@@ -467,11 +480,18 @@ def category_name_problems(names: Iterable[str]) -> list[str]:
 
 def _gathered(data: Any) -> Any:
     """`data` with its categories under `categories` (see `MetaToolsConfig._gather_categories`)."""
-    if not isinstance(data, Mapping) or "categories" in data:
+    if not isinstance(data, Mapping):
+        return data
+    if "categories" in data and not _category_shaped(data["categories"]):
         return data
     sections = {k: v for k, v in data.items() if k in SECTIONS}
     categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
     return {**sections, "categories": categories}
+
+
+def _category_shaped(value: Any) -> bool:
+    """Whether `value` looks like one category rather than a section of them."""
+    return isinstance(value, Mapping) and ("description" in value or "tools" in value)
 
 
 def _describe(
@@ -485,7 +505,7 @@ def _describe(
             continue
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
-            parent = _model_at(loc[:-1])
+            parent = _model_at(list(err["loc"])[:-1])
             known = f" (valid keys: {', '.join(parent.model_fields)})" if parent else ""
             guess = _did_you_mean(str(loc[-1]), list(parent.model_fields) if parent else [])
             problems.append(f"{where}: unknown key{guess}{known}")
@@ -510,16 +530,26 @@ def _did_you_mean(name: str, known: list[str], *, what: str = "") -> str:
 
 
 def _model_at(loc: list[Any]) -> type[BaseModel] | None:
-    """The config model that owns the field at `loc` (for listing valid keys)."""
+    """The config model that owns the field at `loc`, a pydantic location (for listing valid keys).
+
+    A server's model is the one its `transport` chose: the tag step pydantic puts in `loc`.
+    """
     model: type[BaseModel] = MetaToolsConfig
     index = 0
     while index < len(loc):
         key = loc[index]
-        if key in ("categories", "mcp_servers"):
+        if key == "categories":
             if index + 1 >= len(loc):
                 return None
-            model = CategoryConfig if key == "categories" else StdioServerConfig
+            model = CategoryConfig
             index += 2
+            continue
+        if key == "mcp_servers":
+            tag = loc[index + 2] if index + 2 < len(loc) else None
+            if tag not in _SERVER_MODELS:
+                return None
+            model = _SERVER_MODELS[tag]
+            index += 3
             continue
         field = model.model_fields.get(str(key))
         annotation = getattr(field, "annotation", None)

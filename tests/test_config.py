@@ -282,3 +282,50 @@ async def test_a_reload_that_makes_two_categories_one_function_name_is_refused(
     outcome = await reloader.reload_now()
     assert outcome is not None and outcome.applied
     assert [c.slug for c in meta.categories] == ["web_search", "news"]
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable_http"])
+def test_an_unknown_key_of_an_http_server_lists_the_http_keys(
+    tmp_path: Path, transport: str
+) -> None:
+    server = {"transport": transport, "url": "http://127.0.0.1:9/mcp", "header": {"X": "y"}}
+    path = write(tmp_path, {"Web": CATEGORY, "mcp_servers": {"search": server}})
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert str(caught.value).startswith(f"{path}: 1 problem:")
+    assert caught.value.problems == [
+        "$.mcp_servers.search.header: unknown key; did you mean 'headers'?"
+        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)"
+    ]
+
+
+def test_a_server_or_category_named_like_a_transport_keeps_its_place_in_the_path(
+    tmp_path: Path,
+) -> None:
+    server = {"transport": "sse", "url": "ftp://example.com", "timeout": 3}
+    path = write(tmp_path, {"stdio": {"description": ""}, "mcp_servers": {"sse": server}})
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert str(caught.value).startswith(f"{path}: 4 problems:")
+    assert caught.value.problems == [
+        """$."stdio".description: String should have at least 1 character (got '')""",
+        '$."stdio".tools: field required',
+        "$.mcp_servers.sse.url: String should match pattern '^https?://' (got 'ftp://example.com')",
+        "$.mcp_servers.sse.timeout: unknown key; did you mean 'timeout_s'?"
+        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)",
+    ]
+
+
+def test_a_category_named_categories_is_a_category_not_the_section(tmp_path: Path) -> None:
+    path = write(tmp_path, {"Web": CATEGORY, "categories": CATEGORY})
+    assert list(MetaToolsConfig.load(path).categories) == ["Web", "categories"]
+    path = write(tmp_path, {"Web": CATEGORY, "categories": {**CATEGORY, "tools": []}})
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert str(caught.value).startswith(f"{path}: 1 problem:")
+    assert caught.value.problems == [
+        '$."categories".tools: List should have at least 1 item after validation, not 0 (got [])'
+    ]
+    # A `categories` object of categories is still the section.
+    config = MetaToolsConfig.from_data({"categories": {"Web": CATEGORY}, "defaults": {}})
+    assert list(config.categories) == ["Web"]
