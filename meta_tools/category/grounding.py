@@ -23,15 +23,17 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from .._off_loop import by_size
 from ..llm.types import ToolCall
 from ..tools.base import BaseTool
 from .run import RunState
 from .shortlist import analyze, tool_document
 from .turns import Calls, Declined, Outcome
 
-__all__ = ["Grounds", "guessed_values", "screen_calls", "unfounded_numbers"]
+__all__ = ["Grounds", "ascreen_calls", "guessed_values", "screen_calls", "unfounded_numbers"]
 
 _CHANCE_OVERLAP = 1
 """Words a tool may share with a task by chance (see the module's docstring)."""
@@ -45,6 +47,15 @@ _NUMBER_WORDS = dict(
         strict=True,
     )
 ) | {"twenty": 20, "thirty": 30, "hundred": 100, "thousand": 1000, "dozen": 12}
+
+
+async def ascreen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -> Outcome:
+    """`screen_calls`, in a worker thread when the run holds much text: it analyses all
+    of it (a 1 MB objective from an MCP host held the event loop for two seconds)."""
+    if not isinstance(outcome, Calls):
+        return outcome
+    read = sum(len(e.result or "") + len(e.error or "") for e in state.executions)
+    return await by_size(state.task_chars + read, partial(screen_calls, outcome, state, tools))
 
 
 def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -> Outcome:

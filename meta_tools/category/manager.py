@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from .._off_loop import by_size
 from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
@@ -35,7 +36,7 @@ from .events import (
     ToolsSelected,
 )
 from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
-from .grounding import screen_calls
+from .grounding import ascreen_calls
 from .limits import LIMITS
 from .memory import MemoryStore, SessionMemory
 from .prompts import PromptSet, PromptVariables
@@ -295,11 +296,11 @@ class CategoryManager:
                 continue
             turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
-            note = _own_note(state)
+            note = await by_size(state.task_chars, partial(_own_note, state))
             outcome = classify_turn(
                 turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
             )
-            outcome = screen_calls(outcome, state, run.tools)
+            outcome = await ascreen_calls(outcome, state, run.tools)
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
             match outcome:

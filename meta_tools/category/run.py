@@ -67,6 +67,12 @@ class RunState:
         return list(dict.fromkeys(e.tool for e in self.executions))
 
     @property
+    def task_chars(self) -> int:
+        """Characters of the task (objective, exact input, request): what the loop's
+        notes quote and its checks read."""
+        return len(self.objective) + len(self.exact_input) + len(self.request)
+
+    @property
     def has_results(self) -> bool:
         """Some call of this run has worked: there is a result to answer from."""
         return any(e.ok for e in self.executions)

@@ -38,9 +38,8 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-import anyio
-
 from .._json import MAX_DEPTH, depth_within, loads
+from .._off_loop import INLINE_CHARS, by_size
 from .._suggest import did_you_mean_tool, tool_text
 from .._text import clipped, sentence
 from ..tools.schema import RESERVED_TOOL_NAMES
@@ -69,8 +68,6 @@ __all__ = [
 #: one counts as the answer: per category run, and per question of the main agent.
 MAX_NUDGES = 2
 
-#: A reply and request with more characters than this are read in a worker thread.
-INLINE_CHARS = 4_000
 #: Calls read from one reply; those written after them stay text. (A category runs 16 a
 #: round; the main agent runs all of a turn's calls at once.)
 MAX_RECOVERED_CALLS = 64
@@ -513,9 +510,9 @@ async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantT
     if not turn.text or not request.tools:
         return turn
     size = len(turn.text) + sum(len(message.content) for message in request.messages)
-    if size <= INLINE_CHARS or not _MAY_HOLD_CALL.search(turn.text):
+    if not _MAY_HOLD_CALL.search(turn.text):
         return recover_turn(turn, request)
-    return await anyio.to_thread.run_sync(recover_turn, turn, request)
+    return await by_size(size, partial(recover_turn, turn, request))
 
 
 def _properties(parameters: Mapping[str, Properties], name: str) -> Properties:

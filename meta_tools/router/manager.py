@@ -36,6 +36,7 @@ from .ranking import CategoryRanking, RankedCategory, best_few
 __all__ = [
     "ANY_CATEGORY",
     "CATEGORY_SENTENCE",
+    "MAX_ARGUMENT_CHARS",
     "CategoryCall",
     "MetaManager",
     "category_not_found",
@@ -44,6 +45,9 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
+MAX_ARGUMENT_CHARS = 100_000
+"""Characters of `objective` or `exact_input` a call may carry: about 25,000 tokens, which
+every prompt of the run repeats; a larger text is refused before any work on it."""
 
 
 def server_words(name: str) -> str:
@@ -414,7 +418,8 @@ class MetaManager(AsyncCloseable):
         Raises:
             CategoryNotFoundError: `name` is no category (the message lists them), or
                 `any_category` was called with a task no category's tools match.
-            ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
+            ToolArgumentsError: `objective` or `exact_input` is missing, not a string, or
+                longer than `MAX_ARGUMENT_CHARS`.
         """
         manager = None if name == ANY_CATEGORY else self.get_category(name)
         problems = [
@@ -426,6 +431,12 @@ class MetaManager(AsyncCloseable):
         problems += [
             f"{key!r} is not a parameter (allowed: {allowed})"
             for key in sorted(set(arguments) - set(_PARAMETERS))
+        ]
+        problems += [
+            f"{key!r} has {len(value):,} characters, more than {MAX_ARGUMENT_CHARS:,}:"
+            " pass a part of the text, or where it is (a file's path)"
+            for key in _PARAMETERS
+            if isinstance(value := arguments.get(key), str) and len(value) > MAX_ARGUMENT_CHARS
         ]
         if problems:
             raise ToolArgumentsError(name if manager is None else manager.slug, problems)
@@ -464,7 +475,8 @@ class MetaManager(AsyncCloseable):
 
         Raises:
             CategoryNotFoundError: see `check_call`.
-            ToolArgumentsError: `objective` or `exact_input` is missing or not a string.
+            ToolArgumentsError: `objective` or `exact_input` is missing, not a string, or
+                longer than `MAX_ARGUMENT_CHARS`.
         """
         call = replace(self.check_call(name, arguments), request=request, handed_on_by=handed_on_by)
         return await self.run(call, session=session, on_event=on_event, call_id=call_id)

@@ -27,7 +27,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
-from meta_tools.router.manager import MetaManager, category_parameters
+from meta_tools.router.manager import MAX_ARGUMENT_CHARS, MetaManager, category_parameters
 from meta_tools.serve.server import SESSION_META_KEY, build_server, serve
 from tests.mcp.conftest import (  # no_leaks: the MCP tests' leak check, here too
     ROOT,
@@ -249,6 +249,18 @@ async def test_unknown_categories_and_bad_arguments_are_error_results(mode: str)
     )
     assert missing.is_error is True
     assert "'exact_input' is required and must be a string" in missing.content[0].text  # type: ignore[union-attr]
+
+
+@MODES
+async def test_an_argument_longer_than_the_limit_is_an_error_result_naming_it(mode: str) -> None:
+    long = {"objective": "Shout it", "exact_input": "a" * (MAX_ARGUMENT_CHARS + 1)}
+    async with router() as meta, Client(build_server(meta), mode=mode) as client:
+        refused = await client.call_tool("text", long)
+    assert refused.is_error is True
+    assert (
+        f"'exact_input' has {MAX_ARGUMENT_CHARS + 1:,} characters, more than"
+        f" {MAX_ARGUMENT_CHARS:,}" in refused.content[0].text  # type: ignore[union-attr]
+    )
 
 
 @MODES
