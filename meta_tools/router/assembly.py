@@ -42,32 +42,16 @@ Categories = dict[str, CategoryManager]
 
 
 def category_table(managers: Iterable[CategoryManager]) -> Categories:
-    """The categories by slug (built in code; a config's names are checked when it is read).
+    """The categories by slug, their names checked as a config's are when it is read.
 
     Raises:
-        ConfigError: two categories have the same function name, or one has the
-            name of the router's own `any_category` tool.
+        ConfigError: two categories have the same function name, one has the name of
+            the router's own `any_category` tool, or one has no letter or digit.
     """
-    table: Categories = {}
-    for manager in managers:
-        if manager.slug == ANY_CATEGORY:
-            raise ConfigError(
-                "categories",
-                [
-                    f"category {manager.name!r} has the function name {ANY_CATEGORY!r}, which is"
-                    " the router's own tool for reaching any category: rename it"
-                ],
-            )
-        if manager.slug in table:
-            raise ConfigError(
-                "categories",
-                [
-                    f"categories {table[manager.slug].name!r} and {manager.name!r}"
-                    f" have the same name {manager.slug!r}"
-                ],
-            )
-        table[manager.slug] = manager
-    return table
+    managers = list(managers)
+    if problems := category_name_problems(m.name for m in managers):
+        raise ConfigError("categories", problems)
+    return {m.slug: m for m in managers}
 
 
 def config_secrets(config: MetaToolsConfig) -> set[str]:

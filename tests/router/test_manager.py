@@ -122,7 +122,7 @@ async def test_unknown_category_and_missing_arguments_are_clear_errors() -> None
 
 def test_two_categories_with_the_same_function_name_are_refused() -> None:
     model = ScriptedModel([])
-    with pytest.raises(ConfigError, match="have the same name 'text'"):
+    with pytest.raises(ConfigError, match="have the same function name 'text'"):
         MetaManager(
             [
                 CategoryManager("Text", "a", [shout], model),
