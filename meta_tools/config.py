@@ -229,7 +229,7 @@ class StdioServerConfig(_ServerBase):
 
 
 class HttpServerConfig(_ServerBase):
-    transport: Literal["streamable_http", "sse"]
+    transport: Literal["streamable_http", "sse"] = "streamable_http"
     url: str = Field(pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
 
@@ -315,16 +315,12 @@ class MetaToolsConfig(_Strict):
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
-    def _stdio_by_default(cls, servers: Any) -> Any:
-        """A server entry with a `command` and no `transport` is a stdio server."""
+    def _transport_by_default(cls, servers: Any) -> Any:
+        """A server entry with no `transport` is a stdio server when it has a `command`,
+        and a streamable HTTP one (today's MCP transport) when it has a `url`."""
         if not isinstance(servers, Mapping):
             return servers
-        return {
-            name: {"transport": "stdio", **entry}
-            if isinstance(entry, Mapping) and "command" in entry and "transport" not in entry
-            else entry
-            for name, entry in servers.items()
-        }
+        return {name: _with_transport(entry) for name, entry in servers.items()}
 
     @classmethod
     def load(
@@ -476,6 +472,16 @@ def category_name_problems(names: Iterable[str]) -> list[str]:
         else:
             taken[slug] = name
     return problems
+
+
+def _with_transport(entry: Any) -> Any:
+    if not isinstance(entry, Mapping) or "transport" in entry:
+        return entry
+    if "command" in entry:
+        return {"transport": "stdio", **entry}
+    if "url" in entry:
+        return {"transport": "streamable_http", **entry}
+    return entry
 
 
 def _gathered(data: Any) -> Any:

@@ -3,9 +3,11 @@
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from meta_tools import FunctionTool
+from meta_tools.cli.checks import editor_schema
 from meta_tools.config import CategoryConfig, MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import ScriptedModel
@@ -195,6 +197,20 @@ def test_an_mcp_server_with_a_command_and_no_transport_is_a_stdio_server() -> No
         }
     )
     assert config.mcp_servers["demo"].transport == "stdio"
+
+
+def test_an_mcp_server_with_a_url_and_no_transport_is_a_streamable_http_server(
+    tmp_path: Path,
+) -> None:
+    """It was refused with pydantic's "Unable to extract tag using discriminator"."""
+    path = tmp_path / "Meta_tool_config.json"
+    servers = {"maps": {"url": "http://127.0.0.1:8000/mcp", "headers": {"X-Key": "k"}}}
+    path.write_text(json.dumps({"A": {"description": "a", "tools": ["x"]}, "mcp_servers": servers}))
+    server = MetaToolsConfig.load(path).mcp_servers["maps"]
+    assert server.transport == "streamable_http"
+    assert (server.url, server.headers) == ("http://127.0.0.1:8000/mcp", {"X-Key": "k"})
+    # The editor's schema (`meta-tools schema`) takes the same entry.
+    jsonschema.validate(json.loads(path.read_text()), editor_schema())
 
 
 @pytest.mark.parametrize("text", ["\n", "\n\n", '{"a":\u2028', '{\n  "a": 1,\n}\u2029'])
