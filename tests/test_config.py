@@ -43,6 +43,14 @@ def write(tmp_path: Path, data: object, name: str = "Meta_tool_config.json") -> 
     return path
 
 
+def refused(path: Path, problems: int) -> list[str]:
+    """The problems loading the config file at `path` reports, checked to name the file."""
+    with pytest.raises(ConfigError) as caught:
+        MetaToolsConfig.load(path)
+    assert str(caught.value).startswith(f"{path}: {problems} problem")
+    return caught.value.problems
+
+
 def test_the_seed_config_with_three_categories_loads_unchanged() -> None:
     tools = [stand_in(n) for n in SEED_TOOLS]
     meta = MetaManager.from_config(SEED, tools=tools, model=ScriptedModel([]))
@@ -241,10 +249,7 @@ def test_category_names_that_cannot_be_told_apart_as_function_names_name_the_fil
             "Maps": {**CATEGORY, "tool_notes": "typo"},
         },
     )
-    with pytest.raises(ConfigError) as caught:
-        MetaToolsConfig.load(path)
-    assert str(caught.value).startswith(f"{path}: 5 problems:")
-    assert caught.value.problems == [
+    assert refused(path, 5) == [
         "$.\"Maps\".tool_notes: unknown key; did you mean 'tool_usage_notes'?"
         " (valid keys: description, tool_usage_notes, tools, pinned, max_iterations,"
         " tool_timeout_s, max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt,"
@@ -306,10 +311,7 @@ def test_an_unknown_key_of_an_http_server_lists_the_http_keys(
 ) -> None:
     server = {"transport": transport, "url": "http://127.0.0.1:9/mcp", "header": {"X": "y"}}
     path = write(tmp_path, {"Web": CATEGORY, "mcp_servers": {"search": server}})
-    with pytest.raises(ConfigError) as caught:
-        MetaToolsConfig.load(path)
-    assert str(caught.value).startswith(f"{path}: 1 problem:")
-    assert caught.value.problems == [
+    assert refused(path, 1) == [
         "$.mcp_servers.search.header: unknown key; did you mean 'headers'?"
         " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)"
     ]
@@ -320,10 +322,7 @@ def test_a_server_or_category_named_like_a_transport_keeps_its_place_in_the_path
 ) -> None:
     server = {"transport": "sse", "url": "ftp://example.com", "timeout": 3}
     path = write(tmp_path, {"stdio": {"description": ""}, "mcp_servers": {"sse": server}})
-    with pytest.raises(ConfigError) as caught:
-        MetaToolsConfig.load(path)
-    assert str(caught.value).startswith(f"{path}: 4 problems:")
-    assert caught.value.problems == [
+    assert refused(path, 4) == [
         """$."stdio".description: String should have at least 1 character (got '')""",
         '$."stdio".tools: field required',
         "$.mcp_servers.sse.url: String should match pattern '^https?://' (got 'ftp://example.com')",
@@ -336,10 +335,7 @@ def test_a_category_named_categories_is_a_category_not_the_section(tmp_path: Pat
     path = write(tmp_path, {"Web": CATEGORY, "categories": CATEGORY})
     assert list(MetaToolsConfig.load(path).categories) == ["Web", "categories"]
     path = write(tmp_path, {"Web": CATEGORY, "categories": {**CATEGORY, "tools": []}})
-    with pytest.raises(ConfigError) as caught:
-        MetaToolsConfig.load(path)
-    assert str(caught.value).startswith(f"{path}: 1 problem:")
-    assert caught.value.problems == [
+    assert refused(path, 1) == [
         '$."categories".tools: List should have at least 1 item after validation, not 0 (got [])'
     ]
     # A `categories` object of categories is still the section.
