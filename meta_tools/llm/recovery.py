@@ -57,6 +57,7 @@ __all__ = [
     "arecover_turn",
     "bare_name",
     "looks_like_call",
+    "meant_tool",
     "nudge",
     "recover_calls",
     "recover_turn",
@@ -155,6 +156,29 @@ def offered_name(name: str, offered: Collection[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) -> str | None:
+    """The offered tool a call means: `offered_name`'s, else the one tool whose name has
+    every word of `name` and whose schema the call's `arguments` fit (`_fits`).
+
+    Seen with the 1.5B: the main agent's objective for "What is line 2 of notes.txt?"
+    was `read`, and the files category called `read(path, start_line, max_lines)`;
+    told `did you mean 'read_file'?`, it declined. A name that several tools hold, or
+    arguments another tool's schema would take, mean none: the model is told instead.
+    """
+    found = offered_name(name, offered)
+    if found is not None or not isinstance(arguments, dict) or not arguments:
+        return found
+    words = {_singular(word.lower()) for word in _WORD.findall(name)}
+    fitting = [
+        tool
+        for tool, schema in offered.items()
+        if tool not in RESERVED_TOOL_NAMES
+        and words <= {_singular(word.lower()) for word in _WORD.findall(tool)}
+        and _fits(arguments, schema)
+    ]
+    return fitting[0] if words and len(fitting) == 1 else None
+
+
 def _judge(
     written: Written, offered: Mapping[str, Properties], documents: Mapping[str, str]
 ) -> tuple[ToolCall | None, str | None]:
@@ -163,7 +187,8 @@ def _judge(
     An element named after a tool is a call only when its arguments fit the tool's
     schema: `<search>` in prose, or markup that shares a tool's name, is text.
     """
-    name, arguments = offered_name(written.name, offered) or written.name, written.arguments
+    arguments = written.arguments
+    name = meant_tool(written.name, arguments, offered) or written.name
     if written.form == "element" and not (
         name in offered and isinstance(arguments, dict) and _fits(arguments, offered[name])
     ):
@@ -399,10 +424,12 @@ def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
 
 
 def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-    """`turn` with each real call to an offered tool in another spelling named as offered."""
-    offered = {tool.name for tool in request.tools}
+    """`turn` with each real call that means an offered tool (`meant_tool`) named as offered."""
+    offered = {tool.name: tool.parameters for tool in request.tools}
     calls = [
-        call.model_copy(update={"name": offered_name(call.name, offered) or call.name})
+        call.model_copy(
+            update={"name": meant_tool(call.name, call.arguments, offered) or call.name}
+        )
         for call in turn.tool_calls
     ]
     if all(new.name == old.name for new, old in zip(calls, turn.tool_calls, strict=True)):

@@ -19,6 +19,7 @@ from meta_tools.llm import (
 from meta_tools.llm.recovery import (
     RecoveringModel,
     looks_like_call,
+    meant_tool,
     nudge,
     recover_calls,
     recover_turn,
@@ -447,6 +448,86 @@ async def test_a_real_call_in_another_spelling_runs_in_a_whole_run() -> None:
 
     assert ran == [3]
     assert [(e.tool, e.ok) for e in result.executions] == [("add_numbers", True)]
+
+
+def _schema(*required: str, optional: tuple[str, ...] = ()) -> dict[str, object]:
+    names = (*required, *optional)
+    return {
+        "type": "object",
+        "properties": {n: {"type": "string"} for n in names},
+        "required": list(required),
+    }
+
+
+FILE_TOOLS = {
+    "read_file": _schema("path", optional=("start_line", "max_lines")),
+    "search_files": _schema("query", optional=("path",)),
+    "file_info": _schema("path"),
+    "request_input": _schema("question"),
+}
+
+
+def _files_request() -> ChatRequest:
+    return ChatRequest(
+        messages=[Message(role="user", content="What is line 2 of notes.txt?")],
+        tools=[ToolDefinition(name=n, description=n, parameters=s) for n, s in FILE_TOOLS.items()],
+    )
+
+
+READ_CALL = {"path": "notes.txt", "start_line": 2, "max_lines": 1}
+
+
+def test_a_short_name_runs_as_the_one_tool_whose_name_holds_it_and_whose_schema_fits() -> None:
+    """Seen with the 1.5B on demo f5: `read(path, start_line, max_lines)` in the files
+    category; told `did you mean 'read_file'?`, it declined."""
+    assert meant_tool("read", READ_CALL, FILE_TOOLS) == "read_file"
+    written = AssistantTurn(text=json.dumps({"name": "read", "arguments": READ_CALL}))
+    recovered = recover_turn(written, _files_request())
+    assert [(c.name, c.arguments) for c in recovered.tool_calls] == [("read_file", READ_CALL)]
+    real = AssistantTurn(tool_calls=[ToolCall(name="read", arguments=READ_CALL)])
+    assert [c.name for c in recover_turn(real, _files_request()).tool_calls] == ["read_file"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("file", {"path": "notes.txt"}),  # read_file and file_info both fit
+        ("read", {"file": "notes.txt"}),  # no schema of a `read` tool takes `file`
+        ("read", {}),  # nothing to tell the tools apart by
+        ("read", "notes.txt"),  # no arguments object
+        ("translate_file", {"path": "notes.txt"}),  # no tool does `translate`
+        ("request", {"question": "Which file?"}),  # the loop's own functions are not guessed
+    ],
+)
+def test_a_short_name_that_several_tools_or_none_could_mean_is_not_guessed(
+    name: str, arguments: object
+) -> None:
+    assert meant_tool(name, arguments, FILE_TOOLS) is None
+
+
+@pytest.mark.anyio
+async def test_a_short_name_runs_its_tool_in_a_whole_run() -> None:
+    read: list[str] = []
+
+    @tool
+    def read_file(path: str, start_line: int = 1, max_lines: int = 50) -> str:
+        """Read lines of a text file."""
+        read.append(path)
+        return "beta"
+
+    @tool
+    def file_info(path: str) -> str:
+        """Size and line count of a file."""
+        return "2 lines"
+
+    written = AssistantTurn(text=json.dumps({"name": "read", "arguments": READ_CALL}))
+    model = RecoveringModel(ScriptedModel([written, AssistantTurn(text="beta")]))
+    category = CategoryManager("Files", "Reads files.", [read_file, file_info], model)
+
+    result = await category.run("read", "notes.txt, line 2")
+
+    assert read == ["notes.txt"]
+    assert result.status == "success" and result.summary == "beta"
 
 
 def test_a_spelling_that_fits_two_offered_tools_or_none_is_not_guessed() -> None:
