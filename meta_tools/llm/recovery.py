@@ -137,7 +137,12 @@ _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\dA-Za-z_]+")
 def _spelling(name: str) -> str:
     """`name` without case, separators or plural endings: `GET_quotes_by_year`,
     `getQuoteByYear` and `GET_quote_by_Year` all read `getquotebyyear`."""
-    return "".join(_singular(word.lower()) for word in _WORD.findall(name))
+    return "".join(_words(name))
+
+
+def _words(name: str) -> list[str]:
+    """`name`'s words in lower case and singular (`GET_quotes_by_year`: get, quote, by, year)."""
+    return [_singular(word.lower()) for word in _WORD.findall(name)]
 
 
 def _singular(word: str) -> str:
@@ -168,12 +173,12 @@ def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) 
     found = offered_name(name, offered)
     if found is not None or not isinstance(arguments, dict) or not arguments:
         return found
-    words = {_singular(word.lower()) for word in _WORD.findall(name)}
+    words = set(_words(name))
     fitting = [
         tool
         for tool, schema in offered.items()
         if tool not in RESERVED_TOOL_NAMES
-        and words <= {_singular(word.lower()) for word in _WORD.findall(tool)}
+        and words <= set(_words(tool))
         and _fits(arguments, schema)
     ]
     return fitting[0] if words and len(fitting) == 1 else None
