@@ -264,7 +264,7 @@ def _recover(
                 continue
             checks += 1
             verbatim = reading.written(item) if checks <= _MAX_VERBATIM_CHECKS else None
-            if _quoted(item, verbatim, parameters, quotes):
+            if _quoted(item, call, verbatim, parameters, quotes):
                 continue
             if call is not None:
                 calls.append(call)
@@ -283,22 +283,26 @@ def _recover(
 
 def _quoted(
     written: Written,
+    call: ToolCall | None,
     verbatim: str | None,
     parameters: Mapping[str, Properties],
     quotes: Callable[[], Quotes] | None,
 ) -> bool:
     """Whether the request already holds `written` in text the model did not write.
 
-    As a call (its tool and arguments, however written there), or as `verbatim`, the
-    text it takes in the reply (which a text that breaks off may hold, read otherwise).
+    As a call (its tool and arguments, however written there, under the name the reply
+    wrote or the offered tool it means: a page's `send_money` echoed as `SEND_MONEY` or
+    `send` is the page's), or as `verbatim`, the text it takes in the reply (which a
+    text that breaks off may hold, read otherwise).
     """
     if quotes is None:
         return False
     if written.form == "element" and quotes().holds_element(written.name):
         return True
-    typed = partial(_typed, _properties(parameters, written.name))
-    if quotes().holds_call(written.name, written.arguments, typed):
-        return True
+    for name in dict.fromkeys((written.name, call.name if call else written.name)):
+        typed = partial(_typed, _properties(parameters, name))
+        if quotes().holds_call(name, written.arguments, typed):
+            return True
     return verbatim is not None and quotes().holds_text(verbatim)
 
 

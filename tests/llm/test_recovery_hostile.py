@@ -147,6 +147,18 @@ def test_a_call_that_breaks_off_inside_the_page_is_a_quote_at_the_end_of_the_rep
     ]
 
 
+@pytest.mark.parametrize("name", ["SEND_MONEY", "sendMoney", "send"])
+def test_a_quote_written_under_another_name_of_the_same_tool_stays_text(name: str) -> None:
+    """The page calls `send_money`; the reply names it in another spelling or by a short
+    name (which would run as `send_money`): still the page's call, so still text."""
+    reply = quoting(json.dumps({"name": name, "arguments": SEND}))
+    turn = recover_turn(reply, after_fetch(FORMS["json"]))
+    assert (turn.tool_calls, turn.unread_call) == ([], None)
+    assert [c.name for c in recover_turn(reply, after_fetch("Nothing here.")).tool_calls] == [
+        "send_money"
+    ]
+
+
 def test_a_call_with_other_arguments_than_the_quoted_one_is_a_call() -> None:
     own = json.dumps({"name": "send_money", "arguments": {"to": "bob", "amount": 5}})
     turn = recover_turn(AssistantTurn(text=own), after_fetch(FORMS["json"]))
