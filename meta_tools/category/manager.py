@@ -351,7 +351,8 @@ class CategoryManager:
                     # tool gave 31 days): the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
                 case Answered(text):
-                    return self._result(run, "success", text or results_so_far(run.state))
+                    answer = note.cut_from(text) or results_so_far(run.state)
+                    return self._result(run, "success", answer)
                 case Calls(calls, rejected):
                     if state.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run)

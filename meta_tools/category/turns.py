@@ -90,6 +90,9 @@ _WORDS = re.compile(r"[^\W_]+")
 
 #: Words in a row that make a copy rather than a shared phrase ("the task needs").
 _QUOTED_RUN = 8
+# A sentence the model wrote that is this many words of the note in a row is a copy.
+_ECHOED_SENTENCE = 3
+_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,22 @@ class Note:
         said = _WORDS.findall(answer.lower())
         named = [w for w in said if not w.isdigit()]
         return len(named) >= 2 and len(said) <= 12 and self._holds(said, len(said))
+
+    def cut_from(self, answer: str) -> str:
+        """`answer` without the sentences it opens with that are copied from the note.
+
+        Seen with the 1.5B over the large catalog: "The results answer the task: reply
+        now with the answer in plain text, giving the values the results found. The top
+        250 movies ..." A sentence of fewer than `_ECHOED_SENTENCE` words stays.
+        """
+        rest = answer.strip()
+        while end := _SENTENCE_END.search(rest):
+            said = _WORDS.findall(rest[: end.start()].lower())
+            named = [w for w in said if not w.isdigit()]
+            if len(named) < _ECHOED_SENTENCE or not self._holds(said, len(said)):
+                break
+            rest = rest[end.end() :]
+        return rest
 
     def quoted_in(self, text: str) -> bool:
         """Whether `text` copies `_QUOTED_RUN` words of the note in a row.

@@ -397,6 +397,34 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
 
 
+async def test_an_answer_that_opens_with_lines_of_the_prompt_keeps_only_its_own_words() -> None:
+    """Seen with the 1.5B over the large catalog: its answer opened with the evaluation
+    prompt's bullet, copied ("The results answer the task: reply now with ..."), and the
+    main agent passed that on to the user."""
+    copied = (
+        "The results answer the task: reply now with the answer in plain text, giving the"
+        " values the results found. Call no tool."
+    )
+    replies = {
+        f"{copied} Christmas 2025 is a Thursday.": "Christmas 2025 is a Thursday.",
+        # A sentence that only shares a few words with the prompt is the model's own.
+        "The results show a Thursday.": "The results show a Thursday.",
+        "Never repeat. It is a Thursday.": "Never repeat. It is a Thursday.",  # two words
+        # Only opening sentences are cut: the same words later are left as written.
+        f"It is a Thursday. {copied}": f"It is a Thursday. {copied}",
+    }
+    for reply, answer in replies.items():
+        call = ToolCall(name="describe_date", arguments=CHRISTMAS)
+        model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=reply)])
+        result = await dates(model).run("Weekday of the date", "2025-12-25")
+        assert (result.status, result.summary) == ("success", answer)
+    # Nothing but copied lines: the results are the answer.
+    call = ToolCall(name="describe_date", arguments=CHRISTMAS)
+    model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=copied)])
+    result = await dates(model).run("Weekday of the date", "2025-12-25")
+    assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
+
+
 @pytest.mark.parametrize(
     ("answer", "given"),
     [
