@@ -81,7 +81,7 @@ class RunState:
     def found_nothing(self) -> list[str]:
         """The tools whose calls worked and found nothing, when no call found anything."""
         worked = [e for e in self.executions if e.ok]
-        if not worked or not all(found_nothing(e.result) for e in worked):
+        if not worked or not all(found_nothing(e.result, e.arguments) for e in worked):
             return []
         return list(dict.fromkeys(e.tool for e in worked))
 
@@ -92,14 +92,17 @@ class RunState:
             self.withdrawn.append(tool)
 
 
-def found_nothing(result: str | None) -> bool:
-    """Whether a tool's result is JSON whose lists and objects are all empty and whose
-    numbers are all 0: `[]`, `{"query": "line 1", "total_matches": 0, "matches": []}`.
+def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> bool:
+    """Whether a tool's result is JSON whose lists and objects are all empty, whose
+    numbers are all 0 and whose texts only repeat the call's `arguments`:
+    `[]`, `{"query": "line 1", "total_matches": 0, "matches": []}` for query "line 1".
 
     A search that found nothing has not answered a task that asked for what it would
     find. Seen with the 1.5B on demo x4: sent "find line 1 of notes.txt" to the text
     category, it searched the text "notes.txt", found no match, and answered "line 1".
-    A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a finding.
+    A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a
+    finding, and so is a text the call was not given (demo d3: `shift_date` gave
+    `{"result": "2025-04-15", ..., "notes": []}`).
     """
     if not result or len(result) > _NOTHING_CHARS:
         return False
@@ -107,10 +110,11 @@ def found_nothing(result: str | None) -> bool:
         value = json.loads(result)
     except ValueError:
         return False
-    return isinstance(value, list | dict) and _holds_nothing(value)
+    given = {_plain(text) for text in _texts(arguments)} | {""}
+    return isinstance(value, list | dict) and _holds_nothing(value, given)
 
 
-def _holds_nothing(value: Any) -> bool:
+def _holds_nothing(value: Any, given: set[str]) -> bool:
     if isinstance(value, list):
         return not value
     if isinstance(value, dict):
@@ -118,8 +122,27 @@ def _holds_nothing(value: Any) -> bool:
         numbers = [
             v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
         ]
-        return bool(inner) and all(map(_holds_nothing, inner)) and not any(numbers)
+        said = [v for v in value.values() if isinstance(v, str) and _plain(v) not in given]
+        nothing_inside = all(_holds_nothing(v, given) for v in inner)
+        return bool(inner) and nothing_inside and not any(numbers) and not said
     return False
+
+
+def _texts(value: Any) -> list[str]:
+    """Every text in a call's arguments, at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
+
+
+def _plain(text: str) -> str:
+    """A text as an echo is compared: case and the path marks around it do not count
+    (the call's folder `data/` comes back as `data`)."""
+    return text.strip().strip("./").casefold()
 
 
 @dataclass
