@@ -23,7 +23,7 @@ from ._text import clipped
 from .category.events import RunEvent
 from .category.grounding import unfounded_numbers
 from .category.result import CategoryResult
-from .category.turns import answer_numbers, call_key, fence_result, numbers_in
+from .category.turns import call_key, fence_result, invents_numbers
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .llm.base import ChatModel
 from .llm.recovery import arecover_turn, bare_name, nudge, offered_name
@@ -114,15 +114,6 @@ _TOLD_TO_USE = re.compile(
 _FOUND_CHARS = 600
 #: A reply that says something cannot be done is an answer, whatever tools it names.
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
-
-
-def _invents_numbers(answer: str, results: list[CategoryResult]) -> bool:
-    """Whether a short answer about numbers gives none that the categories' results (their
-    calls and outputs) hold: made up or copied from the message, where the results are
-    the answer. Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied by
-    24", given 31 days and 744 hours: "23", and in another run "24"."""
-    said = answer_numbers(answer)
-    return bool(said) and not said & numbers_in("\n".join(r.for_agent() for r in results))
 
 
 #: How a held call is answered; what follows repeats the numbers nobody gave.
@@ -313,7 +304,7 @@ class MainAgent:
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
-        if results and _invents_numbers(answer, results):
+        if results and invents_numbers(answer, "\n".join(r.for_agent() for r in results)):
             answer = ""  # a number no result holds: the results are the answer
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.

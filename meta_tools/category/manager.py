@@ -8,6 +8,7 @@ tool calls are run by a `RoundExecutor` (`execute`).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -20,7 +21,7 @@ from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..llm.base import AnswerLater, ChatModel
-from ..llm.recovery import bare_name, nudge
+from ..llm.recovery import bare_name, empty_reply_note, nudge
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
@@ -54,7 +55,7 @@ from .turns import (
     Outcome,
     Requested,
     classify_turn,
-    gives_only_task_numbers,
+    invents_numbers,
     objective_in_words,
     recites_request,
     task_message,
@@ -289,6 +290,8 @@ class CategoryManager:
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
             retry = nudge(turn, state.nudges)
+            if retry is None and not state.has_results:
+                retry = empty_reply_note(turn, state.nudges)
             if retry is not None:
                 # It meant to call a tool: say what went wrong rather than end the run.
                 state.nudges += 1
@@ -342,13 +345,9 @@ class CategoryManager:
                 case Answered(text) if recites_request(text, state.request):
                     # Its answer is the user's request copied back: the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
-                case Answered(text) if gives_only_task_numbers(
-                    text,
-                    f"{state.objective}\n{state.exact_input}\n{state.request}",
-                    state.executions,
-                ):
-                    # A number of the task that no call used or returned ("24" where the
-                    # tool gave 31 days): the results are the answer.
+                case Answered(text) if invents_numbers(text, _calls_and_results(state)):
+                    # Numbers that no call used or returned ("24" where the tool gave 31
+                    # days, "5" where it gave 52 weeks): the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
                 case Answered(text):
                     answer = note.cut_from(text) or results_so_far(run.state)
@@ -518,3 +517,8 @@ def _own_note(state: RunState) -> Note:
     if last is None or not any(m.role == "assistant" for m in state.messages):
         return Note()
     return Note.of(last.content or "", (state.objective, state.exact_input, state.request))
+
+
+def _calls_and_results(state: RunState) -> str:
+    """The run's calls (their arguments) and what they returned, as text."""
+    return " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in state.executions)

@@ -332,19 +332,20 @@ _PART_INPUT = ". Input: "
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
-def gives_only_task_numbers(answer: str, task: str, executions: Sequence[Execution]) -> bool:
-    """Whether a short answer's numbers all come from the task and none from the run.
+def invents_numbers(answer: str, found: str) -> bool:
+    """Whether a short answer about numbers gives none that `found` (the calls made and
+    what they returned) holds: made up or copied from the task, where the results are
+    the answer.
 
     Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied by 24":
-    `date_difference` gave 31 days and the answer was "24", a number of the task
-    that no call used or returned.
+    `date_difference` gave 31 days and the answer was "24" (a category's), "23" (the
+    main agent's); on "whole weeks from 2025-01-01 to 2025-12-31", given 52 weeks: "5".
     """
-    numbers = answer_numbers(answer)
-    used = " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in executions)
-    given, seen = numbers_in(task), numbers_in(used)
-    return bool(numbers) and all(n in given and n not in seen for n in numbers)
+    said = answer_numbers(answer)
+    return bool(said) and not said & numbers_in(found)
 
 
 def answer_numbers(answer: str) -> set[str]:
@@ -355,8 +356,9 @@ def answer_numbers(answer: str) -> set[str]:
 
 
 def numbers_in(text: str) -> set[str]:
-    """The numbers `text` writes, `744.0` as `744`."""
-    return {n.rstrip("0").rstrip(".") if "." in n else n for n in _NUMBER.findall(text)}
+    """The numbers `text` writes, `744.0` as `744` and `8,736` as `8736`."""
+    plain = _THOUSANDS.sub("", text)
+    return {n.rstrip("0").rstrip(".") if "." in n else n for n in _NUMBER.findall(plain)}
 
 
 def recites_request(text: str, request: str) -> bool:

@@ -49,6 +49,7 @@ from .text_calls import CALL_MARK, TextCalls, Written
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
 
 __all__ = [
+    "EMPTY_NOTE",
     "INLINE_CHARS",
     "MAX_NUDGES",
     "MAX_RECOVERED_CALLS",
@@ -56,6 +57,7 @@ __all__ = [
     "Recovery",
     "arecover_turn",
     "bare_name",
+    "empty_reply_note",
     "looks_like_call",
     "meant_tool",
     "nudge",
@@ -377,6 +379,13 @@ def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
     return bool(required) and required <= arguments.keys() <= known
 
 
+#: What the model is told when its reply was empty: no text and no call.
+EMPTY_NOTE = (
+    "Your reply was empty. Call one of the offered tools through the tool-calling"
+    " interface, or reply in plain text."
+)
+
+
 def unread_call_note(problem: str) -> str:
     """What the model is told when its reply looks like a tool call that could not be read."""
     return (
@@ -430,6 +439,19 @@ def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
             " write the call again with each value once."
         )
     return [echoed, Message(role="user", content=note)]
+
+
+def empty_reply_note(turn: AssistantTurn, nudges: int) -> list[Message] | None:
+    """`EMPTY_NOTE` for a reply with no call and no text, up to `MAX_NUDGES` times.
+
+    Seen with the 1.5B on demo m7: its one tool that had been tried failed twice and
+    was withdrawn, and offered the others it replied nothing, which ended the run
+    failed. (After calls that worked, an empty reply, or one whose made-up result was
+    dropped, leaves those results as the answer: callers ask only before that.)
+    """
+    if turn.tool_calls or turn.unread_call or (turn.text or "").strip() or nudges >= MAX_NUDGES:
+        return None
+    return [Message(role="user", content=EMPTY_NOTE)]
 
 
 def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

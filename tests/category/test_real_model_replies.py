@@ -19,7 +19,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.numbers import calculate, describe_numbers
 from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import RecoveringModel, unread_call_note
+from meta_tools.llm.recovery import EMPTY_NOTE, RecoveringModel, unread_call_note
 from meta_tools.router.manager import MetaManager
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -397,6 +397,31 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
 
 
+async def test_an_empty_reply_before_any_result_is_asked_again(
+    llm_server: FakeLLMServer,
+) -> None:
+    """Seen with the 1.5B on demo m7 ("What is the mean of 4, 8, 15, 16, 23 and 42?"):
+    `calculate("mean(...)")` failed twice and was withdrawn; offered the other tools, the
+    model replied nothing, the run ended failed and the main agent made up "22.5"."""
+    mean = {"expression": "mean(4, 8, 15, 16, 23, 42)"}
+    numbers = {"numbers": [4, 8, 15, 16, 23, 42]}
+    llm_server.enqueue(
+        Reply(body=openai_tool_reply(wire_tool_call("c1", "calculate", mean))),
+        Reply(body=openai_tool_reply(wire_tool_call("c2", "calculate", mean))),
+        text(""),
+        Reply(body=openai_tool_reply(wire_tool_call("c3", "describe_numbers", numbers))),
+        text("The mean is 18."),
+    )
+    tools = [tool(calculate), tool(describe_numbers)]
+    async with local_model(llm_server) as model:
+        category = CategoryManager("Math", "Numbers.", tools, model)
+        result = await category.run("Mean of the numbers", "4, 8, 15, 16, 23, 42")
+    assert (result.status, result.summary) == ("success", "The mean is 18.")
+    asked = llm_server.requests[3].body
+    assert asked["messages"][-1] == {"role": "user", "content": EMPTY_NOTE}
+    assert "calculate" not in [t["function"]["name"] for t in asked["tools"]]
+
+
 async def test_an_answer_that_opens_with_lines_of_the_prompt_keeps_only_its_own_words() -> None:
     """Seen with the 1.5B over the large catalog: its answer opened with the evaluation
     prompt's bullet, copied ("The results answer the task: reply now with ..."), and the
@@ -434,13 +459,18 @@ async def test_an_answer_that_opens_with_lines_of_the_prompt_keeps_only_its_own_
         ("31 days, times 24 is 744 hours", True),
         ("2025", True),  # a number the call was given
         ("Thursday", True),  # no number: not this check's business
+        ("5", False),  # seen on demo d8 (52 weeks): a number nothing gave
+        ("744", False),  # worked out from the results: the results say it
+        ("31 days, 744 hours", True),
+        ("The answer is 1,234.", False),
     ],
 )
-async def test_an_answer_with_only_a_number_of_the_task_gives_the_results_instead(
+async def test_an_answer_with_no_number_of_the_run_gives_the_results_instead(
     answer: str, given: bool
 ) -> None:
     """Seen with the 1.5B on demo x5 ("How many days from 2025-01-01 to 2025-02-01?
-    Multiply that by 24."): `date_difference` gave 31 days and the answer was "24"."""
+    Multiply that by 24."): `date_difference` gave 31 days and the answer was "24";
+    on demo d8 ("whole weeks", given 52) the answer was "5"."""
 
     @tool
     def date_difference(start: str, end: str) -> str:
@@ -455,6 +485,14 @@ async def test_an_answer_with_only_a_number_of_the_task_gives_the_results_instea
     )
     assert result.status == "success"
     assert result.summary == (answer if given else "date_difference: 31 days")
+
+
+def test_numbers_are_read_with_their_thousands_separators() -> None:
+    from meta_tools.category.turns import numbers_in
+
+    assert numbers_in("8,736 hours, 1,234,567 people") == {"8736", "1234567"}
+    assert numbers_in("4, 8, 15 and 16,5") == {"4", "8", "15", "16", "5"}
+    assert numbers_in("744.0 and 6.40") == {"744", "6.4"}
 
 
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:

@@ -14,6 +14,7 @@ import pytest
 from meta_tools import tool
 from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, OpenAIChatModel, ScriptedModel, ToolCall
+from meta_tools.llm.recovery import EMPTY_NOTE, MAX_NUDGES
 from tests.fakes.llm_server import (
     FakeLLMServer,
     RecordedRequest,
@@ -181,11 +182,19 @@ async def test_an_empty_reply_over_the_wire_ends_the_run_cleanly(
     status: str,
     summary: str,
 ) -> None:
-    llm_server.enqueue(Reply(body=body))
+    # An empty completion is asked again (`MAX_NUDGES` times) before it counts.
+    llm_server.enqueue(*[Reply(body=body)] * (1 + MAX_NUDGES))
     result = await category(openai_model).run("Add", "2 and 3")
     assert result.status == status
     assert summary in result.summary
     assert result.executions == []
+    asked = 1 + MAX_NUDGES if status == "no_suitable_tool" else 1
+    assert len(llm_server.requests) == asked
+    if asked > 1:
+        assert llm_server.requests[1].body["messages"][-1] == {
+            "role": "user",
+            "content": EMPTY_NOTE,
+        }
 
 
 # -- odd turns (scripted) ------------------------------------------------------------------
@@ -223,8 +232,10 @@ async def test_an_unknown_tool_is_answered_with_the_available_ones_and_withdraws
 
 
 async def test_an_empty_reply_before_any_tool_is_no_suitable_tool() -> None:
-    model = ScriptedModel([AssistantTurn()])
+    """Asked again `MAX_NUDGES` times first; still empty, nothing was selected."""
+    model = ScriptedModel([AssistantTurn()] * (1 + MAX_NUDGES))
     result = await category(model).run("Add", "1 and 2")
+    assert len(model.requests) == 1 + MAX_NUDGES
     assert (result.status, result.summary, result.executions) == (
         "no_suitable_tool",
         "No tool was selected.",
