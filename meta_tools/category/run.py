@@ -27,6 +27,10 @@ __all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing"]
 FAILURES_BEFORE_WITHDRAWAL = 2
 #: A result longer than this holds something: `found_nothing` never parses it.
 _NOTHING_CHARS = 4096
+#: Texts that say how a call went, not what it found (`{"status": "ok", "items": []}`).
+_STATUS_WORDS = frozenset(
+    {"", "ok", "success", "succeeded", "done", "none", "null", "empty", "not found", "no results"}
+)
 
 
 @dataclass(slots=True)
@@ -101,8 +105,8 @@ def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> b
     find. Seen with the 1.5B on demo x4: sent "find line 1 of notes.txt" to the text
     category, it searched the text "notes.txt", found no match, and answered "line 1".
     A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a
-    finding, and so is a text the call was not given (demo d3: `shift_date` gave
-    `{"result": "2025-04-15", ..., "notes": []}`).
+    finding, and so is a text the call was not given other than a status ("ok")
+    (demo d3: `shift_date` gave `{"result": "2025-04-15", ..., "notes": []}`).
     """
     if not result or len(result) > _NOTHING_CHARS:
         return False
@@ -110,7 +114,7 @@ def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> b
         value = json.loads(result)
     except ValueError:
         return False
-    given = {_plain(text) for text in _texts(arguments)} | {""}
+    given = {_plain(text) for text in _texts(arguments)} | _STATUS_WORDS
     return isinstance(value, list | dict) and _holds_nothing(value, given)
 
 

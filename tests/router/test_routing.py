@@ -848,6 +848,7 @@ LINE_ONE_SEARCH = {"text": "notes.txt", "query": "line 1"}
         # Seen on demo d3: a text the call was not given is a finding.
         ('{"start": "2025-01-15", "result": "2025-04-15", "weekday": "Tuesday", "notes": []}',
          {"date": "2025-01-15", "days": 90}, False),
+        ('{"status": "OK", "items": [], "next": null}', {"q": "x"}, True),  # a status
         ('{"query": "line 1", "matches": []}', {}, False),  # whose query? not this call's
         ('{"query": "line 1", "matches": []}', '{"query": "line 1"', False),  # unread arguments
     ],
