@@ -304,6 +304,9 @@ class CategoryManager:
                 turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
             )
             outcome = await ascreen_calls(outcome, state, run.tools)
+            if isinstance(outcome, Answered) and not note.echoed_by(outcome.text):
+                # Its own words, without the note's sentences it opened with, copied.
+                outcome = Answered(note.cut_from(outcome.text))
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
             match outcome:
@@ -350,8 +353,7 @@ class CategoryManager:
                     # days, "5" where it gave 52 weeks): the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
                 case Answered(text):
-                    answer = note.cut_from(text) or results_so_far(run.state)
-                    return self._result(run, "success", answer)
+                    return self._result(run, "success", text or results_so_far(run.state))
                 case Calls(calls, rejected):
                     if state.iteration >= self.max_iterations:
                         return await self._summarize_at_limit(run)

@@ -29,7 +29,8 @@ FAILURES_BEFORE_WITHDRAWAL = 2
 _NOTHING_CHARS = 4096
 #: Texts that say how a call went, not what it found (`{"status": "ok", "items": []}`).
 _STATUS_WORDS = frozenset(
-    {"", "ok", "success", "succeeded", "done", "none", "null", "empty", "not found", "no results"}
+    {"", "ok", "success", "succeeded", "done", "none", "null", "empty", "not found"}
+    | {"no results", "no results found", "no matches", "no matches found", "nothing found"}
 )
 
 
@@ -59,7 +60,7 @@ class RunState:
     past_runs: list[dict[str, str]] = field(default_factory=list)
     """The session's past runs (objective, summary) when this run started, shown to the LLM."""
     nudges: int = 0
-    """Replies that looked like a tool call but could not be read, answered so far."""
+    """Replies answered with a note so far: calls that could not be read, empty replies."""
     repeated_rounds: int = 0
     """Rounds in a row whose calls all repeated calls that had already succeeded."""
     unfounded: int = 0
@@ -114,7 +115,7 @@ def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> b
         value = json.loads(result)
     except ValueError:
         return False
-    given = {_plain(text) for text in _texts(arguments)} | _STATUS_WORDS
+    given = {_plain(text) for text in _texts(arguments)}
     return isinstance(value, list | dict) and _holds_nothing(value, given)
 
 
@@ -126,16 +127,18 @@ def _holds_nothing(value: Any, given: set[str]) -> bool:
         numbers = [
             v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
         ]
-        said = [v for v in value.values() if isinstance(v, str) and _plain(v) not in given]
+        said = [v for v in value.values() if isinstance(v, str) and not _echo(v, given)]
         nothing_inside = all(_holds_nothing(v, given) for v in inner)
         return bool(inner) and nothing_inside and not any(numbers) and not said
     return False
 
 
 def _texts(value: Any) -> list[str]:
-    """Every text in a call's arguments, at any depth."""
+    """Every text in a call's arguments, at any depth; numbers as they are written."""
     if isinstance(value, str):
         return [value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, list):
@@ -144,9 +147,15 @@ def _texts(value: Any) -> list[str]:
 
 
 def _plain(text: str) -> str:
-    """A text as an echo is compared: case and the path marks around it do not count
-    (the call's folder `data/` comes back as `data`)."""
-    return text.strip().strip("./").casefold()
+    """A text as an echo is compared: the path marks around it do not count (the
+    call's folder `data/` comes back as `data`)."""
+    return text.strip().strip("./")
+
+
+def _echo(text: str, given: set[str]) -> bool:
+    """Whether a result's text repeats the call's arguments or says only how it went."""
+    status = " ".join(text.replace("_", " ").replace("-", " ").casefold().split()).rstrip(".")
+    return _plain(text) in given or status in _STATUS_WORDS
 
 
 @dataclass

@@ -332,7 +332,8 @@ _PART_INPUT = ". Input: "
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+#: A number written with thousands separators: `8,736`, `1,234,567`.
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 
 
 def invents_numbers(answer: str, found: str) -> bool:
@@ -340,12 +341,26 @@ def invents_numbers(answer: str, found: str) -> bool:
     what they returned) holds: made up or copied from the task, where the results are
     the answer.
 
-    Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied by 24":
-    `date_difference` gave 31 days and the answer was "24" (a category's), "23" (the
-    main agent's); on "whole weeks from 2025-01-01 to 2025-12-31", given 52 weeks: "5".
+    A number holds when it is a found one at the answer's precision ("3.33" for
+    3.3333, "5" for "05"), or a found fraction as a percentage ("25" for 0.25). One
+    worked out from the results ("744" hours from 31 days) is not held: a small
+    model's arithmetic is what this guards against. Seen with the 1.5B on "days from
+    2025-01-01 to 2025-02-01, multiplied by 24", given 31 days: "24" (a category's),
+    "23" (the main agent's); on "whole weeks from 2025-01-01 to 2025-12-31", given 52
+    weeks: "5".
     """
     said = answer_numbers(answer)
-    return bool(said) and not said & numbers_in(found)
+    if not said:
+        return False
+    values = {float(n) for n in numbers_in(found)}
+    return not any(_held(n, values) for n in said)
+
+
+def _held(number: str, values: set[float]) -> bool:
+    """Whether `number` is one of `values` at its own precision, or as a percentage."""
+    places = len(number.partition(".")[2])
+    target = float(number)
+    return any(round(v, places) == target or round(v * 100, places) == target for v in values)
 
 
 def answer_numbers(answer: str) -> set[str]:
@@ -356,9 +371,11 @@ def answer_numbers(answer: str) -> set[str]:
 
 
 def numbers_in(text: str) -> set[str]:
-    """The numbers `text` writes, `744.0` as `744` and `8,736` as `8736`."""
-    plain = _THOUSANDS.sub("", text)
-    return {n.rstrip("0").rstrip(".") if "." in n else n for n in _NUMBER.findall(plain)}
+    """The numbers `text` writes, `744.0` as `744`; `8,736` both as `8736` and as its
+    groups (it may be a list: `[100,200]`)."""
+    grouped = [m.group().replace(",", "") for m in _GROUPED.finditer(text)]
+    written = _NUMBER.findall(text) + grouped
+    return {n.rstrip("0").rstrip(".") if "." in n else n for n in written}
 
 
 def recites_request(text: str, request: str) -> bool:

@@ -397,6 +397,13 @@ async def test_a_line_of_the_prompt_copied_back_is_no_answer() -> None:
         assert (result.status, result.summary) == ("success", f"describe_date: {CHRISTMAS_RESULT}")
 
 
+#: The evaluation prompt's bullet, as the 1.5B copied it into its answer.
+COPIED_BULLET = (
+    "The results answer the task: reply now with the answer in plain text, giving the"
+    " values the results found. Call no tool."
+)
+
+
 async def test_an_empty_reply_before_any_result_is_asked_again(
     llm_server: FakeLLMServer,
 ) -> None:
@@ -426,10 +433,7 @@ async def test_an_answer_that_opens_with_lines_of_the_prompt_keeps_only_its_own_
     """Seen with the 1.5B over the large catalog: its answer opened with the evaluation
     prompt's bullet, copied ("The results answer the task: reply now with ..."), and the
     main agent passed that on to the user."""
-    copied = (
-        "The results answer the task: reply now with the answer in plain text, giving the"
-        " values the results found. Call no tool."
-    )
+    copied = COPIED_BULLET
     replies = {
         f"{copied} Christmas 2025 is a Thursday.": "Christmas 2025 is a Thursday.",
         # A sentence that only shares a few words with the prompt is the model's own.
@@ -462,7 +466,7 @@ async def test_an_answer_that_opens_with_lines_of_the_prompt_keeps_only_its_own_
         ("5", False),  # seen on demo d8 (52 weeks): a number nothing gave
         ("744", False),  # worked out from the results: the results say it
         ("31 days, 744 hours", True),
-        ("The answer is 1,234.", False),
+        (f"{COPIED_BULLET} 24", False),  # checked once the copied bullet is cut
     ],
 )
 async def test_an_answer_with_no_number_of_the_run_gives_the_results_instead(
@@ -487,11 +491,34 @@ async def test_an_answer_with_no_number_of_the_run_gives_the_results_instead(
     assert result.summary == (answer if given else "date_difference: 31 days")
 
 
+@pytest.mark.parametrize(
+    ("answer", "found", "invented"),
+    [
+        ("3.33", "3.3333333333333335", False),  # rounded to the answer's precision
+        ("25%", '{"share": 0.25}', False),  # a fraction as a percentage
+        ("5 April", '{"date": "2025-04-05"}', False),  # "05" is 5
+        ("1,234", '{"n": 1234}', False),
+        ("250", "1,250\n2,300", False),  # "1,250" may be a list: each reading counts
+        ("200", "[100,200,300]", False),
+        ("-3", '{"change": -3}', False),
+        ("744", "31 days", True),  # worked out by the model, not by a tool
+        ("5", '{"weeks": {"weeks": 52, "days": 0}}', True),
+        ("24", "31 days", True),
+        ("Thursday", "31 days", False),  # no number: not this check's business
+    ],
+)
+def test_what_counts_as_invented_numbers(answer: str, found: str, invented: bool) -> None:
+    from meta_tools.category.turns import invents_numbers
+
+    assert invents_numbers(answer, found) is invented
+
+
 def test_numbers_are_read_with_their_thousands_separators() -> None:
     from meta_tools.category.turns import numbers_in
 
-    assert numbers_in("8,736 hours, 1,234,567 people") == {"8736", "1234567"}
-    assert numbers_in("4, 8, 15 and 16,5") == {"4", "8", "15", "16", "5"}
+    assert numbers_in("8,736 hours, 1,234,567 people") >= {"8736", "1234567"}
+    assert numbers_in("[100,200]") == {"100", "200", "100200"}
+    assert numbers_in("4, 8, 15 and 16,5 and 3,14") == {"4", "8", "15", "16", "5", "3", "14"}
     assert numbers_in("744.0 and 6.40") == {"744", "6.4"}
 
 

@@ -838,7 +838,7 @@ LINE_ONE_SEARCH = {"text": "notes.txt", "query": "line 1"}
          LINE_ONE_SEARCH, True),
         ("[]", {}, True),
         ('{"files": {"data": []}}', {}, True),
-        ('{"folder": "data", "entries": []}', {"path": "./Data/"}, True),  # an echo
+        ('{"folder": "data", "entries": []}', {"path": "./data/"}, True),  # an echo
         ('{"query": "x", "total": 2, "matches": []}', {"query": "x"}, False),  # a count
         ('{"matches": [{"line": 1}]}', {}, False),
         ('{"words": 0}', {}, False),  # no list: a measure, not a search
@@ -849,6 +849,9 @@ LINE_ONE_SEARCH = {"text": "notes.txt", "query": "line 1"}
         ('{"start": "2025-01-15", "result": "2025-04-15", "weekday": "Tuesday", "notes": []}',
          {"date": "2025-01-15", "days": 90}, False),
         ('{"status": "OK", "items": [], "next": null}', {"q": "x"}, True),  # a status
+        ('{"message": "No matches found.", "items": []}', {"q": "x"}, True),
+        ('{"id": "42", "items": []}', {"id": 42}, True),  # a number argument, as text
+        ('{"result": "HELLO", "notes": []}', {"text": "hello"}, False),  # not an echo
         ('{"query": "line 1", "matches": []}', {}, False),  # whose query? not this call's
         ('{"query": "line 1", "matches": []}', '{"query": "line 1"', False),  # unread arguments
     ],
