@@ -29,7 +29,7 @@ from typing import Any
 from .._off_loop import by_size
 from ..llm.types import ToolCall
 from ..tools.base import BaseTool
-from .run import RunState
+from .run import RunState, leaves
 from .shortlist import analyze, tool_document
 from .turns import Calls, Declined, Outcome
 
@@ -151,20 +151,7 @@ def _chosen_values(arguments: dict[str, Any], properties: dict[str, Any]) -> Ite
         enum = schema.get("enum")
         if (isinstance(enum, list) and value in enum) or value == schema.get("default", ...):
             continue
-        yield from _leaves(value)
-
-
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    elif str(value).strip():
-        yield value
+        yield from leaves(value)
 
 
 def unfounded_numbers(text: str, known: str) -> list[str]:

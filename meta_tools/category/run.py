@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..tools.base import BaseTool
 from .events import EventSink, RunEvent
 from .result import Execution, RunUsage
 
-__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing"]
+__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing", "leaves"]
 
 #: A tool that failed this often in one run is no longer offered in that run.
 FAILURES_BEFORE_WITHDRAWAL = 2
@@ -115,7 +115,7 @@ def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> b
         value = json.loads(result)
     except ValueError:
         return False
-    given = {_plain(text) for text in _texts(arguments)}
+    given = {_plain(str(value)) for value in leaves(arguments)}
     return isinstance(value, list | dict) and _holds_nothing(value, given)
 
 
@@ -133,17 +133,19 @@ def _holds_nothing(value: Any, given: set[str]) -> bool:
     return False
 
 
-def _texts(value: Any) -> list[str]:
-    """Every text in a call's arguments, at any depth; numbers as they are written."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return [str(value)]
+def leaves(value: Any) -> Iterator[Any]:
+    """The values inside a JSON value (a call's arguments), at any depth: its texts that
+    are not blank and its numbers; no booleans and no nulls."""
+    if isinstance(value, bool) or value is None:
+        return
     if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        return [text for item in value for text in _texts(item)]
-    return []
+        for item in value.values():
+            yield from leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from leaves(item)
+    elif str(value).strip():
+        yield value
 
 
 def _plain(text: str) -> str:
