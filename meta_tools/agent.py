@@ -25,6 +25,7 @@ from .category.grounding import unfounded_numbers
 from .category.result import CategoryResult
 from .category.turns import call_key, fence_result, invents_numbers
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
+from .guards import GuardCounts, Guards
 from .llm.base import ChatModel
 from .llm.recovery import arecover_turn, bare_name, nudge, offered_name
 from .llm.text_calls import TextCalls
@@ -32,8 +33,6 @@ from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefini
 from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
-    "ANSWER_NOW",
-    "EACH_RESULT",
     "AgentStep",
     "CategoryCalled",
     "CategoryReturned",
@@ -48,17 +47,6 @@ Do not work out yourself what a category can do: call it.
 A category may send a question back: ask the user that question.
 No category fits: say that it cannot be done.
 Once the results answer the user, reply briefly in plain text with the values they found."""
-
-
-ANSWER_NOW = (
-    "Those category calls had already been answered: their results are above. Answer the user now."
-)
-
-
-EACH_RESULT = (
-    "Several categories answered above. If their results answer the user, reply with the"
-    " values from each of them."
-)
 
 
 def without_parameter_notes(tools: list[ToolDefinition]) -> list[ToolDefinition]:
@@ -116,18 +104,13 @@ _FOUND_CHARS = 600
 _REFUSAL = re.compile(r"\b(?:not|no|cannot|unable|sorry|never)\b|n[’']t\b", re.IGNORECASE)
 
 
-#: How a held call is answered; what follows repeats the numbers nobody gave.
-_HELD = "not run: the user has not given "
-#: A held call's tool message (`_call_all` writes an error as `error: ...`).
-_HELD_NOTE = f"error: {_HELD}"
-
-
-def _heard(history: list[Message], turn: list[Message]) -> str:
-    """What a conversation has heard: every earlier turn (the answers were shown to the
-    user), and this turn's messages but the model's own, whose calls are being checked.
-    The answers to held calls are left out: they repeat the made-up numbers, which would
-    let the same call run when the model makes it again."""
-    spoken = [*history, *(m for m in turn if m.role != "assistant")]
+def _heard(system: Message, history: list[Message], turn: list[Message]) -> str:
+    """What a conversation has heard: the instructions (today's date, the user's
+    details), every earlier turn (the answers were shown to the user), and this turn's
+    messages but the model's own, whose calls are being checked. The answers to held
+    calls are left out: they repeat the made-up numbers, which would let the same call
+    run when the model makes it again."""
+    spoken = [system, *history, *(m for m in turn if m.role != "assistant")]
     return "\n".join(m.content for m in spoken if not _is_held_note(m))
 
 
@@ -135,9 +118,13 @@ def _is_held_note(message: Message) -> bool:
     return message.role == "tool" and message.content.startswith(_HELD_NOTE)
 
 
-def _made_up_input(call: ToolCall, heard: str) -> str | None:
+#: A held call's tool message starts so (`_call_all` writes an error as `error: ...`).
+_HELD_NOTE = "error: not run: "
+
+
+def _made_up_input(call: ToolCall, heard: str, guards: Guards) -> str | None:
     """Why `call` is not run, when its `exact_input` writes numbers and the conversation
-    (`heard`) holds none of them; else None.
+    (`heard`) holds none of them; else None (guard `made_up_input`).
 
     Seen with the 1.5B main agent on the demo: asked "What weekday was my birthday?",
     it called the dates category with `exact_input: "2023-04-15"`, and the category,
@@ -147,11 +134,7 @@ def _made_up_input(call: ToolCall, heard: str) -> str | None:
     numbers = unfounded_numbers(given, heard) if given is not None else []
     if not numbers:
         return None
-    return (
-        f"{_HELD}{clipped(', '.join(numbers[:4]), 80)} (exact_input)."
-        " Reply to the user with a question that asks for the missing value,"
-        " or call the category with only what the user wrote."
-    )
+    return guards.text("made_up_input", numbers=clipped(", ".join(numbers[:4]), 80))
 
 
 def _written_input(arguments: dict[str, Any]) -> str | None:
@@ -176,9 +159,11 @@ def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | 
     the category a name means (an offered category, or the one holding a tool of the
     router); the first the reply names is its choice. "Use the `print` function" in an
     answer about Python names neither. A reply that says something cannot be done is
-    an answer, whatever it names: it may point to a tool while declining.
+    an answer, whatever it names: it may point to a tool while declining. A reply that
+    asks the user something (a clarifying question naming a category) is an answer
+    too, and so is prose about code (a fenced block).
     """
-    if _REFUSAL.search(text):
+    if _REFUSAL.search(text) or "?" in text or "```" in text:
         return None
     named = (
         category_for(match.group("quoted") or match.group("plain"))
@@ -198,9 +183,12 @@ class MainAgent:
             offered without their parameter notes, so it says what `objective` and
             `exact_input` are (the default does).
         max_rounds: tool rounds per question before the model must answer.
-        max_calls_per_round: category calls run from one reply; the others are
-            answered as not run, so that the model can make them in a later round.
+        max_calls_per_round: category calls run from one reply, a bound on the work one
+            reply can start; the others are answered as not run, so that the model can
+            make them in a later round. (Guard `round_cap` lowers it for small models.)
         history_turns: past questions (with their tool calls) kept as context.
+        guards: the rules that second-guess the model (`meta_tools.guards`); default the
+            router's (`meta.guards`, from the config's `guards` section).
     """
 
     def __init__(
@@ -211,8 +199,9 @@ class MainAgent:
         name: str = "Friday",
         instructions: str = INSTRUCTIONS,
         max_rounds: int = 6,
-        max_calls_per_round: int = 4,
+        max_calls_per_round: int = 16,
         history_turns: int = 20,
+        guards: Guards | str | None = None,
     ) -> None:
         self.model = model
         self.meta = meta
@@ -220,6 +209,7 @@ class MainAgent:
         self.instructions = instructions.format(name=name)
         self.max_rounds = max_rounds
         self.max_calls_per_round = max_calls_per_round
+        self.guards = meta.guards if guards is None else Guards.of(guards)
         self.session = f"{name.lower()}-{uuid.uuid4().hex[:8]}"
         self._turns: deque[list[Message]] = deque(maxlen=history_turns)
         self._used: deque[str] = deque(maxlen=history_turns)
@@ -228,43 +218,34 @@ class MainAgent:
     async def ask(self, text: str, *, on_step: StepSink | None = None) -> str:
         """Answer one user message, calling categories as the model asks.
 
+        The categories offered are ranked once for the message. The guards
+        (`self.guards`) act at their stages; with the default profile, none does.
+
         Raises:
             ModelError: the main agent's model failed (category failures are results, not errors).
         """
+        guards = self.guards
+        counts = GuardCounts()
         turn = [Message(role="user", content=text)]
         history = [message for past in self._turns for message in past]
         system = Message(role="system", content=self.instructions)
+        tools = without_parameter_notes(self.meta.tool_definitions(text, include=self._used))
         answer: str | None = None
         results: list[CategoryResult] = []
-        answered: dict[str, CategoryResult] = {}  # category calls that succeeded, by call
-        nudges = repeated_rounds = 0
-        routed = False  # the message was given to the best-ranked category for the model
+        succeeded: set[str] = set()  # category calls that succeeded, by call key
         for _ in range(self.max_rounds):
-            request = self._request([*history, *turn], text)
-            reply = await self.routable(await self.model.complete(request), request)
-            retry = nudge(reply, nudges)
-            if retry is not None:
+            request = ChatRequest(messages=[system, *history, *turn], tools=tools)
+            reply = await self.model.complete(request)
+            if guards.on("text_calls"):
+                reply = await self.routable(await arecover_turn(reply, request), request)
+            if reply.unread_call and guards.within("unread_call", counts):
                 # It meant to call a category: say what went wrong rather than take it as the answer.
-                nudges += 1
-                turn.extend(retry)
+                counts.add("unread_call")
+                turn.extend(nudge(reply, guards.text("unread_call", problem=reply.unread_call)))
                 continue
             if not reply.tool_calls:
-                # No category called yet, and the reply is a call still unreadable after
-                # the nudges (the 1.5B offered a category named "tools" replied
-                # `<tools></tools>` again): the message goes to the category the reply
-                # names alone ("call numbers"), else to the one that ranks best for it.
-                # Or the reply tells the user to use a category or tool: the message goes
-                # to the category it names first. The model answers with the result.
-                target = None
-                if not results and not routed:
-                    category_for = self._category_named(request)
-                    if reply.unread_call:
-                        bare = bare_name(reply.text or "")
-                        target = (bare and category_for(bare)) or ANY_CATEGORY
-                    else:
-                        target = _told_to_use(reply.text or "", category_for)
+                target = self._told_target(reply, request, results, counts)
                 if target is not None:
-                    routed = True
                     came, exchange = await self._router_call(target, text, text, text, on_step)
                     if came.result is not None:
                         results.append(came.result)
@@ -274,37 +255,50 @@ class MainAgent:
                 answer = "" if reply.unread_call and results else (reply.text or "").strip()
                 break
             turn.append(reply.as_message())
-            returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             # The exact_input the model wrote; keys it added go on as data (the 1.5B over
             # 2,009 tools added an "executions" echo with a made-up id to a good call).
-            heard = _heard(history, turn)
-            held = {c.id: why for c in reply.tool_calls if (why := _made_up_input(c, heard))}
+            held: dict[str, str] = {}
+            if guards.on("made_up_input"):
+                heard = _heard(system, history, turn)
+                held = {
+                    c.id: why for c in reply.tool_calls if (why := _made_up_input(c, heard, guards))
+                }
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
-            calls, over = calls[: self.max_calls_per_round], calls[self.max_calls_per_round :]
+            cap = self.max_calls_per_round
+            if guards.on("round_cap"):
+                cap = min(cap, guards.budget("round_cap"))
+            calls, over = calls[:cap], calls[cap:]
+            returned: dict[str, CategoryResult] = {}  # this round's results, by call id
             replies, only_repeats = await self._call_all(
-                calls, text, held, on_step, returned, answered
+                calls, text, held, on_step, returned, succeeded
             )
             before = len(results)
             results.extend(returned.values())
             turn.extend(replies)
-            turn.extend(self._not_run(over))
+            turn.extend(self._not_run(over, cap))
             turn.extend(await self._finish_remainders(calls, text, returned, results, on_step))
-            if len(results) - before >= 2 and not only_repeats:
+            if guards.on("each_result") and len(results) - before >= 2 and not only_repeats:
                 # Seen with the 1.5B: after two results it answered with the last one only.
-                turn.append(Message(role="user", content=EACH_RESULT))
-            repeated_rounds = repeated_rounds + 1 if only_repeats else 0
-            if repeated_rounds >= 2:
-                # Told once to answer, it repeats again: end with what the categories found.
-                answer = ""
-                break
-            if only_repeats:
-                turn.append(Message(role="user", content=ANSWER_NOW))
+                turn.append(Message(role="user", content=guards.text("each_result")))
+            if guards.on("repeat_rounds"):
+                if not only_repeats:
+                    counts.reset("repeat_rounds")
+                elif counts.add("repeat_rounds") >= guards.budget("repeat_rounds"):
+                    # Told once to answer, it repeats again: end with what the categories found.
+                    answer = ""
+                    break
+                else:
+                    turn.append(Message(role="user", content=guards.text("repeat_rounds")))
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
-        if results and invents_numbers(answer, "\n".join(r.for_agent() for r in results)):
+        if (
+            results
+            and guards.on("invented_numbers")
+            and invents_numbers(answer, "\n".join(r.for_agent() for r in results))
+        ):
             answer = ""  # a number no result holds: the results are the answer
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.
@@ -313,6 +307,34 @@ class MainAgent:
         self._turns.append(turn)
         return answer
 
+    def _told_target(
+        self,
+        reply: AssistantTurn,
+        request: ChatRequest,
+        results: list[CategoryResult],
+        counts: GuardCounts,
+    ) -> str | None:
+        """The category a reply without calls sends the message to (guard `told_to_use`).
+
+        No category called yet, and the reply is a call still unreadable after the
+        nudges (the 1.5B offered a category named "tools" replied `<tools></tools>`
+        again): the category the reply names alone ("call numbers"), else the one
+        that ranks best for the message. Or the reply tells the user to use a category
+        or tool: the one it names first. The model then answers with the result.
+        """
+        if results or not self.guards.within("told_to_use", counts):
+            return None
+        category_for = self._category_named(request)
+        target: str | None
+        if reply.unread_call:
+            bare = bare_name(reply.text or "")
+            target = (bare and category_for(bare)) or ANY_CATEGORY
+        else:
+            target = _told_to_use(reply.text or "", category_for)
+        if target is not None:
+            counts.add("told_to_use")
+        return target
+
     async def _call_all(
         self,
         calls: list[ToolCall],
@@ -320,59 +342,61 @@ class MainAgent:
         held: Mapping[str, str],
         on_step: StepSink | None,
         returned: dict[str, CategoryResult],
-        answered: dict[str, CategoryResult],
+        succeeded: set[str],
     ) -> tuple[list[Message], bool]:
         """Run the calls of one round for the user message `text` concurrently; the tool
         messages keep the calls' order.
 
-        A call in `held` (its input makes up its numbers) is answered with why, by id,
-        instead of run. A call identical to one in `answered` is not run again: it gets
-        that result.
-        The results of the calls that ran are added to `results` (and the successes to
-        `answered`). Also returns whether every call was such a repeat.
+        A call in `held` is answered with why, by id, instead of run. A call made again
+        in a later round runs again (a status may have changed); the same call twice in
+        one reply runs once. The results are added to `returned` by call id, and the
+        keys of the calls that succeeded to `succeeded`. Also returns whether every call
+        repeated one that had succeeded before (guard `repeat_rounds`).
         """
-        replies: list[Message | None] = [None] * len(calls)
         keys = [call_key(call.name, call.arguments) for call in calls]
-        repeats = [key in answered for key in keys]
+        only_repeats = bool(calls) and all(key in succeeded for key in keys)
+        first = {key: index for index, key in reversed(list(enumerate(keys)))}
+        came_back: dict[int, CategoryReturned] = {}
 
         async def call_one(index: int, call: ToolCall) -> None:
-            if repeats[index]:
-                content = answered[keys[index]].for_agent()
-            else:
-                if on_step is not None:
-                    await on_step(CategoryCalled(call))
-                came = (
-                    CategoryReturned(call, error=held[call.id])
-                    if call.id in held
-                    else await self._call(call, text, on_step)
-                )
-                if came.result is not None:
-                    returned[call.id] = came.result
-                    if came.result.status == "success":
-                        answered[keys[index]] = came.result
-                if on_step is not None:
-                    await on_step(came)
-                content = came.result.for_agent() if came.result else f"error: {came.error}"
-            replies[index] = Message(
-                role="tool", tool_call_id=call.id, name=call.name, content=content
+            if on_step is not None:
+                await on_step(CategoryCalled(call))
+            came = (
+                CategoryReturned(call, error=held[call.id])
+                if call.id in held
+                else await self._call(call, text, on_step)
             )
+            came_back[index] = came
+            if came.result is not None:
+                returned[call.id] = came.result
+                if came.result.status == "success":
+                    succeeded.add(keys[index])
+            if on_step is not None:
+                await on_step(came)
 
         async with anyio.create_task_group() as group:
             for index, call in enumerate(calls):
-                group.start_soon(call_one, index, call)
-        return [reply for reply in replies if reply is not None], all(repeats)
+                if first[keys[index]] == index:
+                    group.start_soon(call_one, index, call)
+        replies = []
+        for index, call in enumerate(calls):
+            came = came_back[first[keys[index]]]
+            content = came.result.for_agent() if came.result else f"error: {came.error}"
+            replies.append(
+                Message(role="tool", tool_call_id=call.id, name=call.name, content=content)
+            )
+        return replies, only_repeats
 
-    def _not_run(self, calls: list[ToolCall]) -> list[Message]:
-        """The answers to the calls of a reply past `max_calls_per_round`.
+    def _not_run(self, calls: list[ToolCall], cap: int) -> list[Message]:
+        """The answers to the calls of a reply past `cap` (guard `round_cap`'s text).
 
         Seen with the 1.5B over 2,009 tools: asked about "a specific" Star Wars
         character, it called the movies category 13 times, one made-up name each
         (26 LLM calls, 39,440 prompt tokens for one question).
         """
-        note = (
-            f"error: not run: at most {self.max_calls_per_round} category calls run from one"
-            " reply. Call it again after reading the results above, if it is still needed."
-        )
+        if not calls:
+            return []
+        note = "error: " + self.guards.text("round_cap", budget=cap)
         return [
             Message(role="tool", tool_call_id=call.id, name=call.name, content=note)
             for call in calls
@@ -388,8 +412,10 @@ class MainAgent:
         (the best-ranked category for it); arguments other than `objective` and
         `exact_input` become `exact_input` (JSON), and a missing `objective` is the
         user's message (`text`). The tool message still answers the call by its id.
+        Guard `tool_name_route`: off, a call is run as written, and a wrong name or
+        shape is answered with the error, which names the categories.
         """
-        if not isinstance(call.arguments, dict):
+        if not isinstance(call.arguments, dict) or not self.guards.on("tool_name_route"):
             return call
         arguments = dict(call.arguments)
         named = ""  # the name the model wrote when it is no category: kept in the input

@@ -39,6 +39,7 @@ from ._suggest import did_you_mean
 from ._text import clipped, slugify
 from .category.limits import LIMITS
 from .exceptions import ConfigError
+from .guards import GUARDS
 from .llm import defaults as llm_defaults
 
 __all__ = [
@@ -155,6 +156,44 @@ class RoutingConfig(_Strict):
     retry_categories: int = Field(1, ge=0, le=8)
 
 
+class GuardsConfig(_Strict):
+    """Which guards run: the rules that second-guess the model (`meta_tools.guards`).
+
+    `profile`: `capable` (the default: none, for GPT-4o, Claude, Qwen-Max, a 70B) or
+    `small` (all of them, for small local models such as Qwen2.5-Coder-1.5B).
+    `enable` / `disable`: guards to add to or take from the profile. `budgets`: how
+    often a guard may act per run or question, where the default does not fit.
+    """
+
+    profile: Literal["capable", "small"] = "capable"
+    enable: list[str] = Field(default_factory=list)
+    disable: list[str] = Field(default_factory=list)
+    budgets: dict[str, Annotated[int, Field(ge=0, le=100)]] = Field(default_factory=dict)
+
+    @field_validator("enable", "disable")
+    @classmethod
+    def _known_guards(cls, names: list[str]) -> list[str]:
+        for name in names:
+            _check_guard(name)
+        return names
+
+    @field_validator("budgets")
+    @classmethod
+    def _known_budgets(cls, budgets: dict[str, int]) -> dict[str, int]:
+        for name in budgets:
+            _check_guard(name)
+        return budgets
+
+
+def _check_guard(name: str) -> None:
+    known = [guard.name for guard in GUARDS]
+    if name not in known:
+        hint = did_you_mean(name, known)
+        raise ValueError(
+            f"{name!r} is no guard; {hint + ' ' if hint else ''}known: {', '.join(known)}"
+        )
+
+
 class DefaultsConfig(_Strict):
     """Limits that apply to every category unless the category overrides them."""
 
@@ -189,8 +228,8 @@ class ModelConfig(_Strict):
 
     For the OpenAI provider, `name`, `base_url` and `timeout_s` left out are read
     from ``OPENAI_MODEL``, ``OPENAI_BASE_URL`` and ``META_TOOLS_TIMEOUT_S``.
-    `recover_text_calls` (reading tool calls written as text) is on by default
-    for OpenAI-compatible endpoints, off for DashScope's native protocol.
+    `recover_text_calls` (reading tool calls written as text) in the client: left
+    out, the loop does it when the guard profile says so (guard `text_calls`).
     """
 
     provider: Literal["openai", "dashscope", "sampling"] = "openai"
@@ -297,6 +336,7 @@ class MetaToolsConfig(_Strict):
     memory: Annotated[MemoryConfig, _AT_START] = MemoryConfig()
     serve: Annotated[ServeConfig, _AT_START] = ServeConfig()
     routing: RoutingConfig = RoutingConfig()
+    guards: GuardsConfig = GuardsConfig()
     _source: str = PrivateAttr(default="<memory>")
     _base_dir: str = PrivateAttr(default=".")
     _secrets: frozenset[str] = PrivateAttr(default=frozenset())

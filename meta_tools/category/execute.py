@@ -21,7 +21,7 @@ from ..tools.pack import ToolOutcome, ToolPack
 from .events import ToolFinished
 from .result import Execution, truncate
 from .run import Run, RunState
-from .turns import call_key, render_value, repeat_message, tool_message
+from .turns import call_key, render_value, tool_message
 
 __all__ = ["RoundExecutor", "done_so_far", "nothing_worked", "results_so_far"]
 
@@ -52,18 +52,22 @@ class RoundExecutor:
     async def execute(self, run: Run, calls: Sequence[ToolCall]) -> bool:
         """Run `calls` as the run's current round.
 
+        A call that repeats one of an earlier round runs again: a status poll must see
+        the new status (a cached tool answers from its cache, as its config allows).
+
         Returns:
-            True when every call repeated one that already succeeded (nothing new ran).
+            True when every call repeated one that already succeeded (guard `repeat_rounds`).
         """
         state = run.state
         keys = {c.id: call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
-        repeated = _answer_repeats(state, calls, keys)
+        earlier = {call_key(e.tool, e.arguments) for e in state.executions if e.ok}
+        only_repeats = bool(calls) and all(keys[c.id] in earlier for c in calls)
         # The same call twice in one turn runs once; the copies get its result.
         first: dict[str, ToolCall] = {}
-        copies = [(c, first.setdefault(keys[c.id], c)) for c in calls if c.id not in repeated]
+        copies = [(c, first.setdefault(keys[c.id], c)) for c in calls]
         unique = [c for c, original in copies if c is original]
         if not unique:
-            return bool(repeated)
+            return only_repeats
         outcomes = await self._outcomes(state, unique)
         recorded = [self._record(state, o) for o in outcomes]
         by_call = {c.id: e for c, e in zip(unique, recorded, strict=True)}
@@ -87,7 +91,7 @@ class RoundExecutor:
                     result=execution.result,
                 )
             )
-        return False
+        return only_repeats
 
     async def _outcomes(self, state: RunState, calls: list[ToolCall]) -> list[ToolOutcome]:
         """One outcome per call, in order: run, or answered with why it was not run."""
@@ -165,18 +169,6 @@ def results_so_far(state: RunState) -> str:
     """The results of the run's successful calls, one a line (else `done_so_far`)."""
     ok = [e for e in state.executions if e.ok]
     return "\n".join(f"{e.tool}: {e.result}" for e in ok) or done_so_far(state)
-
-
-def _answer_repeats(
-    state: RunState, calls: Sequence[ToolCall], keys: dict[str, str]
-) -> dict[str, Execution]:
-    """Answer each call that repeats an earlier success with that result; by call id."""
-    earlier = {call_key(e.tool, e.arguments): e for e in state.executions if e.ok}
-    repeats = {c.id: earlier[keys[c.id]] for c in calls if keys[c.id] in earlier}
-    for call in calls:
-        if call.id in repeats:
-            state.messages.append(repeat_message(call, repeats[call.id]))
-    return repeats
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:

@@ -20,13 +20,14 @@ the schema (an enum member, the default, a boolean) count as neither.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from .._numbers import is_held, number_values, read_numbers
 from .._off_loop import by_size
+from ..guards import Guards
 from ..llm.types import ToolCall
 from ..tools.base import BaseTool
 from .run import RunState, leaves
@@ -37,36 +38,41 @@ __all__ = ["Grounds", "ascreen_calls", "guessed_values", "screen_calls", "unfoun
 
 _CHANCE_OVERLAP = 1
 """Words a tool may share with a task by chance (see the module's docstring)."""
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
-_STANDALONE_NUMBER = re.compile(r"(?<![\w.])(?<![^\W\d_]-)\d+(?:[.,]\d+)*(?![^\W\d_])")
-"""A number that is no part of a name: `25` in `25°C`; none in `dna2protein`, `mp3`, `utf-8`."""
-_NUMBER_WORDS = dict(
-    zip(
-        "zero one two three four five six seven eight nine ten eleven twelve".split(),  # noqa: SIM905
-        range(13),
-        strict=True,
-    )
-) | {"twenty": 20, "thirty": 30, "hundred": 100, "thousand": 1000, "dozen": 12}
 
 
-async def ascreen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -> Outcome:
+async def ascreen_calls(
+    outcome: Outcome,
+    state: RunState,
+    tools: Sequence[BaseTool],
+    guards: Guards,
+    told: str = "",
+) -> Outcome:
     """`screen_calls`, in a worker thread when the run holds much text: it analyses all
     of it (a 1 MB objective from an MCP host held the event loop for two seconds)."""
     if not isinstance(outcome, Calls):
         return outcome
     read = sum(len(e.result or "") + len(e.error or "") for e in state.executions)
-    return await by_size(state.task_chars + read, partial(screen_calls, outcome, state, tools))
+    size = state.task_chars + read + len(told)
+    return await by_size(size, partial(screen_calls, outcome, state, tools, guards, told))
 
 
-def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -> Outcome:
+def screen_calls(
+    outcome: Outcome,
+    state: RunState,
+    tools: Sequence[BaseTool],
+    guards: Guards,
+    told: str = "",
+) -> Outcome:
     """`outcome` with its unfounded calls answered instead of run (`Calls.rejected`).
 
-    The model is told why once. When a later round's calls are all unfounded
-    again, the category declines: the router can then try the next category.
+    The model is told why once (the guard's budget). When a later round's calls are
+    all unfounded again, the category declines: the router can then try the next
+    category. `told`: what else the model was told (the category's description and
+    usage notes), which counts as given like the task.
     """
     if not isinstance(outcome, Calls):
         return outcome
-    task = f"{state.objective}\n{state.exact_input}\n{state.request}"
+    task = f"{state.objective}\n{state.exact_input}\n{state.request}\n{told}"
     seen = "\n".join(
         [json.dumps(r, ensure_ascii=False) for r in state.past_runs]
         + [
@@ -84,15 +90,19 @@ def screen_calls(outcome: Outcome, state: RunState, tools: Sequence[BaseTool]) -
     if not guessed:
         return outcome
     kept = [c for c in outcome.calls if c.id not in guessed]
-    if state.unfounded and not kept:
+    if state.guarded["unfounded_call"] >= guards.budget("unfounded_call") and not kept:
         call = outcome.calls[0]
         return Declined(
             f"No tool here fits the task: {call.name} was called again with values the task"
             f" does not give ({_shown(guessed[call.id])}).",
             "",
         )
-    state.unfounded += 1
-    answered = [(c, _unfounded_message(c, guessed[c.id])) for c in outcome.calls if c.id in guessed]
+    state.guarded.add("unfounded_call")
+    answered = [
+        (c, guards.text("unfounded_call", tool=c.name, values=_shown(guessed[c.id])))
+        for c in outcome.calls
+        if c.id in guessed
+    ]
     return Calls(kept, outcome.rejected + answered)
 
 
@@ -110,7 +120,10 @@ class Grounds:
     def of(cls, task: str, seen: str) -> Grounds:
         known = f"{task}\n{seen}"
         return cls(
-            frozenset(analyze(task)), known.casefold(), frozenset(analyze(known)), _numbers(known)
+            frozenset(analyze(task)),
+            known.casefold(),
+            frozenset(analyze(known)),
+            number_values(known),
         )
 
 
@@ -128,15 +141,6 @@ def guessed_values(call: ToolCall, tool: BaseTool, grounds: Grounds) -> list[Any
     if len(grounds.task_terms.intersection(analyze(tool_document(tool)))) > _CHANCE_OVERLAP:
         return []
     return values
-
-
-def _unfounded_message(call: ToolCall, values: list[Any]) -> str:
-    """What the LLM is told instead of the result of an unfounded call."""
-    return (
-        f"{call.name} was not run: the task gives none of its values ({_shown(values)})"
-        " and says little of what the tool does. If no tool here does the task, call decline."
-        " If the task lacks a value a fitting tool needs, call request_input."
-    )
 
 
 def _shown(values: list[Any]) -> str:
@@ -161,46 +165,28 @@ def unfounded_numbers(text: str, known: str) -> list[str]:
     and the tools said. Seen with the 1.5B main agent on the demo: "Convert this
     temperature to Fahrenheit" became `exact_input: "25°C"`, "What weekday was my
     birthday?" `"2023-04-15"`. One number the user gave is enough to pass ("0.15 * 80"
-    for "15% of 80"): working with the user's values is the main agent's job.
+    for "15% of 80"): working with the user's values is the main agent's job. Numbers
+    are read as people write them (`_numbers`): `3.5kg`, `1,234.56`, `848,55`.
     """
-    written = [n for n in _STANDALONE_NUMBER.findall(text) if _is_number(n)]
+    written = read_numbers(text)
     if not written:
         return []  # most inputs: the conversation is not read at all
-    numbers = frozenset(abs(n) for n in _numbers(known))
-    if any(_number_given(float(n.replace(",", "")), numbers) for n in written):
+    numbers = frozenset(abs(n) for n in number_values(known))
+    if any(is_held(n, numbers) for n in written):
         return []
-    return written
-
-
-def _number_given(value: float, numbers: frozenset[float]) -> bool:
-    """Whether `numbers` hold `value`, or `value` as a percent (`0.15` for `15%`)."""
-    return any(abs(value - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
-
-
-def _numbers(text: str) -> frozenset[float]:
-    """The numbers `text` writes in digits, and the small ones it writes in words."""
-    found = {float(n.replace(",", "")) for n in _NUMBER.findall(text) if _is_number(n)}
-    words = re.findall(r"[a-z]+", text.casefold())
-    return frozenset(found | {_NUMBER_WORDS[w] for w in words if w in _NUMBER_WORDS})
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text.replace(",", ""))
-    except ValueError:
-        return False
-    return True
+    return [n.text for n in written]
 
 
 def _given(value: Any, grounds: Grounds) -> bool:
     """Whether the text the run has read holds `value`: its number (or percent), or a word of it."""
     numbers = grounds.known_numbers
     if isinstance(value, int | float):
-        return _number_given(value, numbers)
+        return any(abs(abs(value) - n) < 1e-9 or abs(value * 100 - n) < 1e-6 for n in numbers)
     text = str(value).strip()
     if text.casefold() in grounds.known:
         return True
     words = analyze(text)
     if words:
         return any(w in grounds.known_terms for w in words)
-    return not _numbers(text) or bool(_numbers(text) & numbers)  # punctuation only: no claim
+    values = number_values(text)
+    return not values or bool(values & numbers)  # punctuation only: no claim

@@ -20,8 +20,9 @@ from .._off_loop import by_size
 from .._redaction import Redactor
 from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
+from ..guards import Guards
 from ..llm.base import AnswerLater, ChatModel
-from ..llm.recovery import bare_name, empty_reply_note, nudge
+from ..llm.recovery import arecover_turn, bare_name, is_empty_reply, nudge
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
@@ -92,6 +93,8 @@ class CategoryManager:
         cache: memoise every tool's results here (tools already wrapped in a
             `CachedTool`, e.g. by their MCP server's config, keep their own cache).
         memory: where past runs are kept (default: in this process, `memory_size` per session).
+        guards: the rules that second-guess the model (`meta_tools.guards`): a `Guards`
+            or a profile's name; default `capable`, which runs none.
     """
 
     def __init__(
@@ -115,6 +118,7 @@ class CategoryManager:
         abstain_below: float | None = LIMITS.abstain_below,
         cache: ResultCache | None = None,
         memory: MemoryStore | None = None,
+        guards: Guards | str | None = None,
     ) -> None:
         self.name = name
         self.slug = slugify(name)
@@ -135,6 +139,7 @@ class CategoryManager:
         self.memory: MemoryStore = memory or SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
         self.redactor = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
+        self.guards = Guards.of(guards)
 
     @property
     def max_tools_per_prompt(self) -> int:
@@ -235,7 +240,8 @@ class CategoryManager:
             return await self._finish(run, result)
         if request.strip() in f"{objective}\n{exact_input}":
             request = ""  # it adds nothing the task does not say
-        objective = objective_in_words(objective, (t.name for t in self.tools.list_tools()))
+        if self.guards.on("objective_as_name"):
+            objective = objective_in_words(objective, (t.name for t in self.tools.list_tools()))
         state = RunState(objective, exact_input, session=session, request=request.strip())
         run = Run(state, on_event)
         state.past_runs = await self.memory.past_runs(session)
@@ -280,8 +286,12 @@ class CategoryManager:
         return result
 
     async def _loop(self, run: Run) -> CategoryResult:
-        """Select → execute → evaluate, round after round, until the model ends the run."""
-        state = run.state
+        """Select → execute → evaluate, round after round, until the model ends the run.
+
+        The guards (`self.guards`) act at their stages: the reply as read, its calls,
+        their results and the answer. A guard that is off is not even asked.
+        """
+        state, guards, counts = run.state, self.guards, run.state.guarded
         while True:
             offered = [tool_definition(t) for t in run.tools] + CONTROL_TOOLS
             started = time.perf_counter()
@@ -289,26 +299,32 @@ class CategoryManager:
                 turn = await self._complete(run, offered)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
-            retry = nudge(turn, state.nudges)
-            if retry is None and not state.has_results:
-                retry = empty_reply_note(turn, state.nudges)
+            retry = self._reply_note(turn, state)
             if retry is not None:
-                # It meant to call a tool: say what went wrong rather than end the run.
-                state.nudges += 1
+                # It meant to call a tool, or said nothing: say what went wrong, once more.
                 state.messages.extend(retry)
                 continue
-            turn = spread_turn(turn, run.tools, self.max_calls_per_round)
+            if guards.on("spread_lists"):
+                turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
-            note = await by_size(state.task_chars, partial(_own_note, state))
+            note = (
+                await by_size(state.task_chars, partial(_own_note, state))
+                if guards.on("echoed_note")
+                else Note()
+            )
             outcome = classify_turn(
                 turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
             )
-            outcome = await ascreen_calls(outcome, state, run.tools)
-            if isinstance(outcome, Answered) and not note.echoed_by(outcome.text):
+            if guards.on("unfounded_call"):
+                told = f"{self.description}\n{self.tool_usage_notes}"
+                outcome = await ascreen_calls(outcome, state, run.tools, guards, told)
+            echoed = guards.on("echoed_note")
+            if isinstance(outcome, Answered) and echoed and not note.echoed_by(outcome.text):
                 # Its own words, without the note's sentences it opened with, copied.
                 outcome = Answered(note.cut_from(outcome.text))
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
+            found_nothing = state.found_nothing if guards.on("found_nothing") else []
             match outcome:
                 case Requested(missing, question):
                     result = self._result(
@@ -317,7 +333,7 @@ class CategoryManager:
                     result.missing = self.redactor.value(missing)
                     result.question = self.redactor.text(question)
                     return result
-                case Declined(reason) if state.has_results and not state.found_nothing:
+                case Declined(reason) if state.has_results and not found_nothing:
                     # It did its part and no tool here does the rest: say what is left.
                     # (Its calls found nothing: a decline, for the next category to try.)
                     result = self._result(run, "success", results_so_far(run.state))
@@ -330,25 +346,36 @@ class CategoryManager:
                     result.suggestion = self.redactor.text(suggestion)
                     return result
                 case Answered(text) if not state.executions:
-                    # Nothing ran (at most, calls were answered with why not): it declined.
-                    return self._result(run, "no_suitable_tool", text or "No tool was selected.")
-                case Answered(text) if note.echoed_by(text) or bare_name(text) == DECLINE:
+                    # Nothing ran: it declined. A call that was held did not happen, so an
+                    # answer that says it did is not the summary (status and summary agree).
+                    held = state.guarded["unfounded_call"] > 0
+                    summary = _NOTHING_RAN if held else text or "No tool was selected."
+                    return self._result(run, "no_suitable_tool", summary)
+                case Answered(text) if guards.on("echoed_note") and (
+                    note.echoed_by(text) or bare_name(text) == DECLINE
+                ):
                     # A line of the prompt copied back ("call decline", "The task is still
                     # open."), or "decline" alone: the results are the answer; a decline
                     # without any (or after calls that found nothing) is one.
                     declined = DECLINE in text.lower()
-                    if state.has_results and not (declined and state.found_nothing):
+                    if state.has_results and not (declined and found_nothing):
                         return self._result(run, "success", results_so_far(run.state))
                     status: RunStatus = "no_suitable_tool" if declined else "failed"
                     return self._result(run, status, nothing_worked(state))
-                case Answered() if not state.has_results:
-                    # No call worked, so the text has nothing to stand on (small models
-                    # answer a failed calculation with a made-up number): say what failed.
-                    return self._result(run, "failed", nothing_worked(state))
-                case Answered(text) if recites_request(text, state.request):
+                case Answered(text) if not state.has_results:
+                    # No call worked. Small models answer a failed calculation with a
+                    # made-up number: under that guard, say what failed instead.
+                    if guards.on("answer_without_results") or not text:
+                        return self._result(run, "failed", nothing_worked(state))
+                    return self._result(run, "failed", text)
+                case Answered(text) if guards.on("recited_request") and recites_request(
+                    text, state.request
+                ):
                     # Its answer is the user's request copied back: the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
-                case Answered(text) if invents_numbers(text, _calls_and_results(state)):
+                case Answered(text) if guards.on("invented_numbers") and invents_numbers(
+                    text, _calls_and_results(state)
+                ):
                     # Numbers that no call used or returned ("24" where the tool gave 31
                     # days, "5" where it gave 52 weeks): the results are the answer.
                     return self._result(run, "success", results_so_far(run.state))
@@ -361,13 +388,27 @@ class CategoryManager:
                     state.iteration += 1
                     only_repeats = await self._executor().execute(run, calls)
                     state.messages.extend(tool_message(c, False, why) for c, why in rejected)
-                    state.repeated_rounds = state.repeated_rounds + 1 if only_repeats else 0
-                    if state.repeated_rounds >= 2:
-                        # Told once to finish, it repeats again: end with what it has.
-                        return self._result(run, "success", results_so_far(run.state))
+                    if guards.on("repeat_rounds"):
+                        if not only_repeats:
+                            counts.reset("repeat_rounds")
+                        elif counts.add("repeat_rounds") >= guards.budget("repeat_rounds"):
+                            # Told once to finish, it repeats again: end with what it has.
+                            return self._result(run, "success", results_so_far(run.state))
                     self.offer(run)
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
+
+    def _reply_note(self, turn: AssistantTurn, state: RunState) -> list[Message] | None:
+        """The note that answers a reply the model did not mean (guards `unread_call`,
+        `empty_reply`), counted against their budgets; None to go on with the reply."""
+        guards, counts = self.guards, state.guarded
+        if turn.unread_call and guards.within("unread_call", counts):
+            counts.add("unread_call")
+            return nudge(turn, guards.text("unread_call", problem=sentence(turn.unread_call)))
+        if not state.has_results and guards.within("empty_reply", counts) and is_empty_reply(turn):
+            counts.add("empty_reply")
+            return [Message(role="user", content=guards.text("empty_reply"))]
+        return None
 
     async def _complete(self, run: Run, tools: list[ToolDefinition]) -> AssistantTurn:
         state = run.state
@@ -375,6 +416,8 @@ class CategoryManager:
         request = ChatRequest(messages=list(state.messages), tools=tools)
         try:
             turn = await self.model.complete(request)
+            if self.guards.on("text_calls"):
+                turn = await arecover_turn(turn, request)
         except AnswerLater:
             phase: SuspendedPhase = "loop" if tools else "summary"
             elapsed = max(started - run.started, 0.0)
@@ -432,9 +475,9 @@ class CategoryManager:
                 )
             ),
             has_results=state.has_results,
-            found_nothing=state.found_nothing,
+            found_nothing=state.found_nothing if self.guards.on("found_nothing") else [],
             past_runs=state.past_runs,
-            repeated=state.repeated_rounds > 0,
+            repeated=state.guarded["repeat_rounds"] > 0,
         )
         return template.render(variables)
 
@@ -510,6 +553,12 @@ class CategoryManager:
             return ToolsSelected(run_id, self.name, 1, names, took, *tokens)
         decision = "more_tools" if isinstance(outcome, Calls) else "final"
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
+
+
+#: The summary of a run whose calls were all held: none of them happened.
+_NOTHING_RAN = (
+    "No tool was run: the calls made were held, because the task gives none of their values."
+)
 
 
 def _own_note(state: RunState) -> Note:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..guards import GuardCounts
 from ..llm.types import Message
 from ..tools.base import BaseTool
 from .events import EventSink, RunEvent
@@ -31,6 +32,11 @@ _NOTHING_CHARS = 4096
 _STATUS_WORDS = frozenset(
     {"", "ok", "success", "succeeded", "done", "none", "null", "empty", "not found"}
     | {"no results", "no results found", "no matches", "no matches found", "nothing found"}
+)
+
+#: Keys whose empty lists say that nothing went wrong.
+_PROBLEM_KEYS = frozenset(
+    {"errors", "error", "warnings", "failures", "failed", "issues", "problems"}
 )
 
 
@@ -59,12 +65,8 @@ class RunState:
     """How many of `messages` a `ModelCalled` event has reported (each is reported once)."""
     past_runs: list[dict[str, str]] = field(default_factory=list)
     """The session's past runs (objective, summary) when this run started, shown to the LLM."""
-    nudges: int = 0
-    """Replies answered with a note so far: calls that could not be read, empty replies."""
-    repeated_rounds: int = 0
-    """Rounds in a row whose calls all repeated calls that had already succeeded."""
-    unfounded: int = 0
-    """Rounds with a call not run because nothing tied it to the task (`grounding`)."""
+    guarded: GuardCounts = field(default_factory=GuardCounts)
+    """How often each guard acted in this run (`meta_tools.guards`)."""
 
     @property
     def used(self) -> list[str]:
@@ -123,7 +125,13 @@ def _holds_nothing(value: Any, given: set[str]) -> bool:
     if isinstance(value, list):
         return not value
     if isinstance(value, dict):
-        inner = [v for v in value.values() if isinstance(v, list | dict)]
+        # An empty list of errors is good news, not an empty finding: an action that
+        # reports `{"status": "ok", "errors": []}` has done what it was asked.
+        inner = [
+            v
+            for k, v in value.items()
+            if isinstance(v, list | dict) and str(k).casefold() not in _PROBLEM_KEYS
+        ]
         numbers = [
             v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
         ]

@@ -21,12 +21,12 @@ from pydantic_core import to_jsonable_python
 
 from .._json import loads
 from .._lifecycle import is_cancellation
+from .._numbers import count_words, is_held, number_values, read_numbers
 from .._suggest import squashed
 from .._terms import tool_words
 from ..llm.types import AssistantTurn, Message, ToolCall, ToolDefinition
 from ..tools.base import BaseTool
 from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
-from .result import Execution
 
 __all__ = [
     "CONTROL_TOOLS",
@@ -43,7 +43,6 @@ __all__ = [
     "read_result",
     "read_task",
     "render_value",
-    "repeat_message",
     "task_message",
     "tool_definition",
     "tool_message",
@@ -331,51 +330,31 @@ _PART = "\n\n(Your part: "
 _PART_INPUT = ". Input: "
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-#: A number written with thousands separators: `8,736`, `1,234,567`.
-_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
-
-
 def invents_numbers(answer: str, found: str) -> bool:
     """Whether a short answer about numbers gives none that `found` (the calls made and
     what they returned) holds: made up or copied from the task, where the results are
     the answer.
 
     A number holds when it is a found one at the answer's precision ("3.33" for
-    3.3333, "5" for "05"), or a found fraction as a percentage ("25" for 0.25). One
+    3.3333, "5" for "05"), or a found fraction as a percentage ("25" for 0.25), in any
+    way people write it (`_numbers`: `1,234.56`, `848,55`, `$4.82 million`). One
     worked out from the results ("744" hours from 31 days) is not held: a small
-    model's arithmetic is what this guards against. Seen with the 1.5B on "days from
-    2025-01-01 to 2025-02-01, multiplied by 24", given 31 days: "24" (a category's),
-    "23" (the main agent's); on "whole weeks from 2025-01-01 to 2025-12-31", given 52
-    weeks: "5".
+    model's arithmetic is what this guards against (guard `invented_numbers`, small
+    models only). Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied
+    by 24", given 31 days: "24" (a category's), "23" (the main agent's); on "whole
+    weeks from 2025-01-01 to 2025-12-31", given 52 weeks: "5".
     """
-    said = answer_numbers(answer)
+    if count_words(answer) > _SHORT_ANSWER_WORDS:
+        return False
+    said = read_numbers(answer)
     if not said:
         return False
-    values = {float(n) for n in numbers_in(found)}
-    return not any(_held(n, values) for n in said)
+    values = number_values(found)
+    return not any(is_held(n, values) for n in said)
 
 
-def _held(number: str, values: set[float]) -> bool:
-    """Whether `number` is one of `values` at its own precision, or as a percentage."""
-    places = len(number.partition(".")[2])
-    target = float(number)
-    return any(round(v, places) == target or round(v * 100, places) == target for v in values)
-
-
-def answer_numbers(answer: str) -> set[str]:
-    """The numbers of a short answer that is about numbers (at most 4 other words), else none."""
-    if len([w for w in _WORDS.findall(answer) if not w.isdigit()]) > 4:
-        return set()
-    return numbers_in(answer)
-
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers `text` writes, `744.0` as `744`; `8,736` both as `8736` and as its
-    groups (it may be a list: `[100,200]`)."""
-    grouped = [m.group().replace(",", "") for m in _GROUPED.finditer(text)]
-    written = _NUMBER.findall(text) + grouped
-    return {n.rstrip("0").rstrip(".") if "." in n else n for n in written}
+#: Words besides its numbers that an answer "about numbers" has at most.
+_SHORT_ANSWER_WORDS = 4
 
 
 def recites_request(text: str, request: str) -> bool:
@@ -518,12 +497,3 @@ def tool_message(call: ToolCall, ok: bool, text: str) -> Message:
 def call_key(tool: str, arguments: Any) -> str:
     """A call's identity: its tool and its arguments (key order aside)."""
     return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
-
-
-def repeat_message(call: ToolCall, earlier: Execution) -> Message:
-    """The answer to a call that repeats `earlier` (a success): the earlier result, as data.
-
-    The order to finish goes in the evaluation prompt (`repeated`), not here: a small
-    model copies text it finds beside a result into its answer.
-    """
-    return tool_message(call, True, earlier.result or "")

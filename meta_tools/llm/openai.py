@@ -80,7 +80,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         backoff_s: First backoff delay; doubles on every retry.
         options: Generation options (`max_tokens`, `temperature`, ...) sent with every request.
         recover_text_calls: Read tool calls the model wrote as text back into calls
-            (on by default: local OpenAI-compatible servers often return them as text).
+            (off by default: the loop does it under the `small` guard profile).
         http_client: An ``httpx2.AsyncClient`` to send requests with (tests,
             proxies); the SDK closes it in `aclose`.
 
@@ -99,7 +99,7 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         max_retries: int = MAX_RETRIES,
         backoff_s: float = BACKOFF_S,
         options: GenerationOptions | None = None,
-        recover_text_calls: bool = True,
+        recover_text_calls: bool = False,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         super().__init__(

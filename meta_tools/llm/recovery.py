@@ -41,7 +41,7 @@ from typing import Any
 from .._json import MAX_DEPTH, depth_within, loads
 from .._off_loop import INLINE_CHARS, by_size
 from .._suggest import did_you_mean_tool, tool_text
-from .._text import clipped, sentence
+from .._text import clipped
 from ..tools.schema import RESERVED_TOOL_NAMES
 from .base import ChatModel
 from .quotes import Quotes
@@ -49,27 +49,20 @@ from .text_calls import CALL_MARK, TextCalls, Written
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
 
 __all__ = [
-    "EMPTY_NOTE",
     "INLINE_CHARS",
-    "MAX_NUDGES",
     "MAX_RECOVERED_CALLS",
     "RecoveringModel",
     "Recovery",
     "arecover_turn",
     "bare_name",
-    "empty_reply_note",
+    "is_empty_reply",
     "looks_like_call",
     "meant_tool",
     "nudge",
     "recover_calls",
     "recover_turn",
     "repetition",
-    "unread_call_note",
 ]
-
-#: Replies that look like an unreadable call, answered (so the model can retry) before
-#: one counts as the answer: per category run, and per question of the main agent.
-MAX_NUDGES = 2
 
 #: Calls read from one reply; those written after them stay text. (A category runs 16 a
 #: round; the main agent runs all of a turn's calls at once.)
@@ -380,21 +373,6 @@ def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
 
 
 #: What the model is told when its reply was empty: no text and no call.
-EMPTY_NOTE = (
-    "Your reply was empty. Call one of the offered tools through the tool-calling"
-    " interface, or reply in plain text."
-)
-
-
-def unread_call_note(problem: str) -> str:
-    """What the model is told when its reply looks like a tool call that could not be read."""
-    return (
-        f"Your reply looks like a tool call, but it could not be read: {sentence(problem)}"
-        " Call one of the offered tools through the tool-calling interface, with its"
-        " arguments as a JSON object. If none of them fits, say so in plain text."
-    )
-
-
 def repetition(text: str) -> tuple[int, str] | None:
     """Where `text` starts repeating one piece to its end, and the piece; None if it does not.
 
@@ -416,19 +394,15 @@ def repetition(text: str) -> tuple[int, str] | None:
     return None
 
 
-def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
-    """The messages that answer a reply whose call could not be read, or None to take it as is.
+def nudge(turn: AssistantTurn, note: str) -> list[Message]:
+    """The messages that answer a reply whose call could not be read: the reply, then
+    `note` (guard `unread_call`'s text), so that the model writes the call again.
 
-    A reply without calls whose text looks like an unreadable call is answered
-    (the reply, then `unread_call_note`), so that the model writes the call
-    again, up to `MAX_NUDGES` times (`nudges` were sent so far). After that,
-    or for any other reply, None. A reply that repeats itself to its end is
-    echoed with the repetition cut out, and the note names it: echoed whole, the
-    model at temperature 0 wrote the same loop again.
+    A reply that repeats itself to its end is echoed with the repetition cut out,
+    and the note names it: echoed whole, the model at temperature 0 wrote the same
+    loop again.
     """
-    if turn.tool_calls or not turn.unread_call or nudges >= MAX_NUDGES:
-        return None
-    echoed, note = turn.as_message(), unread_call_note(turn.unread_call)
+    echoed = turn.as_message()
     text = turn.text or ""
     loop = repetition(text)
     if loop is not None:
@@ -441,17 +415,15 @@ def nudge(turn: AssistantTurn, nudges: int) -> list[Message] | None:
     return [echoed, Message(role="user", content=note)]
 
 
-def empty_reply_note(turn: AssistantTurn, nudges: int) -> list[Message] | None:
-    """`EMPTY_NOTE` for a reply with no call and no text, up to `MAX_NUDGES` times.
+def is_empty_reply(turn: AssistantTurn) -> bool:
+    """Whether a reply has no call, no text and no unreadable call (guard `empty_reply`).
 
     Seen with the 1.5B on demo m7: its one tool that had been tried failed twice and
     was withdrawn, and offered the others it replied nothing, which ended the run
-    failed. (After calls that worked, an empty reply, or one whose made-up result was
-    dropped, leaves those results as the answer: callers ask only before that.)
+    failed. (After calls that worked, an empty reply leaves those results as the
+    answer: callers ask only before that.)
     """
-    if turn.tool_calls or turn.unread_call or (turn.text or "").strip() or nudges >= MAX_NUDGES:
-        return None
-    return [Message(role="user", content=EMPTY_NOTE)]
+    return not (turn.tool_calls or turn.unread_call or (turn.text or "").strip())
 
 
 def _respelled(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:
@@ -472,7 +444,12 @@ def bare_name(text: str) -> str | None:
     """The name a reply is made of alone ("call search_files", "`dates`."), else None."""
     stripped = text.strip()
     bare = _BARE_NAME.fullmatch(stripped) if len(stripped) <= _BARE_NAME_CHARS else None
-    return None if bare is None else bare.group("name")
+    if bare is None:
+        return None
+    name = bare.group("name")
+    if name == stripped.rstrip(".") and name[:1].isupper() and name[1:].islower():
+        return None  # "Weather." is a word written as an answer, not a name
+    return name
 
 
 def recover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantTurn:

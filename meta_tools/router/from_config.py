@@ -37,6 +37,7 @@ from ..config import (
     StdioServerConfig,
 )
 from ..exceptions import ConfigError
+from ..guards import Guards
 from ..llm.base import ChatModel, GenerationOptions
 from ..llm.defaults import SAMPLING_MAX_TOKENS
 from ..llm.keys import is_local_url
@@ -153,8 +154,8 @@ def model_from_config(config: ModelConfig) -> ChatModel:
             extra_body=config.extra_body,
         ),
     }
-    if config.recover_text_calls is not None:  # otherwise the client's own default
-        settings["recover_text_calls"] = config.recover_text_calls
+    # Left out, the loop reads text calls when the guard profile says so (`text_calls`).
+    settings["recover_text_calls"] = bool(config.recover_text_calls)
     if config.api_key_env:  # otherwise the client's own default variable
         settings["api_key_env"] = config.api_key_env
     if config.provider == "dashscope":
@@ -251,6 +252,20 @@ def category_from_config(
         abstain_below=limits.abstain_below,
         cache=cache,
         memory=memory,
+        guards=guards_from_config(config),
+    )
+
+
+def guards_from_config(config: MetaToolsConfig) -> Guards:
+    """The guards the config's `guards` section chooses; their texts may be overridden
+    in the prompts folder (`guards/<name>.j2`)."""
+    section = config.guards
+    return Guards(
+        section.profile,
+        enable=section.enable,
+        disable=section.disable,
+        budgets=section.budgets,
+        prompts_dir=config.prompts_path(),
     )
 
 

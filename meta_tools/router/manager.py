@@ -19,10 +19,12 @@ from .._terms import tool_words
 from .._text import slugify
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
-from ..category.result import CategoryResult, RunUsage
+from ..category.result import CategoryResult, Execution, RunUsage
+from ..category.run import found_nothing
 from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
+from ..guards import Guards
 from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
 from ..llm.types import ToolDefinition
@@ -31,6 +33,7 @@ from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ANY_CATEGORY, ConfigAssembly, category_table
+from .from_config import guards_from_config
 from .ranking import CategoryRanking, RankedCategory, best_few
 
 __all__ = [
@@ -156,8 +159,10 @@ class MetaManager(AsyncCloseable):
         *,
         assembly: ConfigAssembly | None = None,
         routing: RoutingConfig | None = None,
+        guards: Guards | str | None = None,
     ) -> None:
         self.tracer: Tracer | None = None
+        self._guards = None if guards is None else Guards.of(guards)
         self._managers = category_table(managers)
         self._assembly = assembly
         self._routing = routing
@@ -302,6 +307,15 @@ class MetaManager(AsyncCloseable):
 
     def tool_description(self, manager: CategoryManager) -> str:
         return f"{manager.description.rstrip()} {CATEGORY_SENTENCE}"
+
+    @property
+    def guards(self) -> Guards:
+        """The guards in force for a main agent over this router: those given in code,
+        else the config's `guards` section, else the default profile."""
+        if self._guards is not None:
+            return self._guards
+        config = self.config
+        return guards_from_config(config) if config is not None else Guards()
 
     # -- routing at scale -----------------------------------------------------------------
     @property
@@ -494,7 +508,9 @@ class MetaManager(AsyncCloseable):
         When the category declines (`no_suitable_tool`), the same call runs in the
         next-ranked categories that match it, at most `routing.retry_categories` of
         them; the result is the first that did not decline, `declined` names those
-        that did, and its usage adds up every run.
+        that did, and its usage and executions add up every run. A category that
+        declined after a call of its own worked is not retried elsewhere: what ran
+        may have been an action (an email sent), which another category would repeat.
 
         Raises:
             RunSuspended: a run waits for a later model answer; its point carries the
@@ -504,6 +520,7 @@ class MetaManager(AsyncCloseable):
             raise ClosedError("this MetaManager is closed")
         declined = list(call.resume.declined) if call.resume is not None else []
         spent = call.resume.declined_usage if call.resume is not None else RunUsage()
+        ran: list[Execution] = []  # what the categories that declined ran: it stays in the record
         while True:
             try:
                 result = await self._run_one(call, session, on_event, call_id)
@@ -514,8 +531,10 @@ class MetaManager(AsyncCloseable):
             if declined:  # the runs before this one declined: their cost is counted here
                 result.usage = spent.plus(result.usage)
                 result.declined = list(declined)
-            if result.status != "no_suitable_tool":
+                result.executions = [*ran, *result.executions]
+            if result.status != "no_suitable_tool" or _did_something(result):
                 return result
+            ran = list(result.executions)
             declined.append(call.category.name)
             following = self._next_category(call, declined)
             if following is None:
@@ -566,3 +585,9 @@ class MetaManager(AsyncCloseable):
                 resume=call.resume,
                 request=call.request,
             )
+
+
+def _did_something(result: CategoryResult) -> bool:
+    """Whether a call of `result`'s run worked and found or did something (not an empty
+    search): then another category must not run the task again."""
+    return any(e.ok and not found_nothing(e.result, e.arguments) for e in result.executions)
