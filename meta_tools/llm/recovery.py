@@ -62,6 +62,7 @@ __all__ = [
     "recover_calls",
     "recover_turn",
     "repetition",
+    "same_tool",
 ]
 
 #: Calls read from one reply; those written after them stay text. (A category runs 16 a
@@ -241,6 +242,7 @@ def _recover(
     (for the note on a call to a tool not offered)."""
     checks = 0
     documents = documents or dict.fromkeys(parameters, "")  # names alone: hints by name
+    code = _code_spans(text)
     forms: tuple[Callable[[], list[Written]], ...] = (
         lambda: reading.tags,
         lambda: reading.xml,
@@ -254,6 +256,8 @@ def _recover(
         for item in form():
             if len(calls) == MAX_RECOVERED_CALLS:
                 break
+            if _in_code(item.start, text, code):
+                continue  # an example in code (`tools = [...]`, a ```python block) is no call
             call, problem = _judge(item, parameters, documents)
             if call is None and problem is None:
                 continue
@@ -276,6 +280,30 @@ def _recover(
     return Recovery([], text)
 
 
+#: A fenced block of code in a language that is no way of writing a call.
+_CODE_FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+#.-]+)[^\n]*\n.*?(?:```|\Z)", re.DOTALL)
+_CALL_FENCES = frozenset({"json", "json5", "jsonc", "tool_call", "tool_code", "xml", "function"})
+#: Code that assigns or passes what follows (`tools = [`, `create(tools=[`).
+_ASSIGNED = re.compile(r"[\w\])]\s*(?:=|\()\s*\[?\s*$")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds fenced code in a programming language."""
+    if "```" not in text:
+        return []
+    return [
+        m.span() for m in _CODE_FENCE.finditer(text) if m["lang"].lower() not in _CALL_FENCES
+    ]
+
+
+def _in_code(start: int, text: str, code: list[tuple[int, int]]) -> bool:
+    """Whether the call written from `start` on is part of code: inside a fenced block of
+    a programming language, or a value that code assigns or passes."""
+    if any(begin <= start < end for begin, end in code):
+        return True
+    return _ASSIGNED.search(text[max(0, start - 40) : start]) is not None
+
+
 def _quoted(
     written: Written,
     call: ToolCall | None,
@@ -294,11 +322,31 @@ def _quoted(
         return False
     if written.form == "element" and quotes().holds_element(written.name):
         return True
-    for name in dict.fromkeys((written.name, call.name if call else written.name)):
+    names = dict.fromkeys((written.name, call.name if call else written.name))
+    for name in names:
         typed = partial(_typed, _properties(parameters, name))
         if quotes().holds_call(name, written.arguments, typed):
             return True
+    # A page's call under another spelling of the tool it would run as (`SEND_MONEY`,
+    # `sendMoney`, `bank__send_money`, the short `send` for `send_money`).
+    meant = {same_tool(name) for name in names}
+    target = call.name if call else written.name
+    words = set(_words(target))
+    typed = partial(_typed, _properties(parameters, target))
+    for quoted, arguments in quotes().calls.items():
+        short = set(_words(quoted))
+        runs_as = same_tool(quoted) in meant or (bool(short) and short <= words)
+        if runs_as and any(typed(a) == typed(written.arguments) for a in arguments):
+            return True
     return verbatim is not None and quotes().holds_text(verbatim)
+
+
+def same_tool(name: str) -> str:
+    """What makes two names one tool wherever the router resolves names: case,
+    separators, plural endings and a server's `server__` prefix do not count
+    (`SEND_MONEY`, `Send-Money`, `sendMoney` and `bank__send_money` are all
+    `sendmoney`). The quote check and the main agent's routing both use it."""
+    return _spelling(name.rpartition("__")[2] or name)
 
 
 def _all_quoted(text: str, marks: list[int], quotes: Callable[[], Quotes] | None) -> bool:
@@ -372,7 +420,6 @@ def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
     return bool(required) and required <= arguments.keys() <= known
 
 
-#: What the model is told when its reply was empty: no text and no call.
 def repetition(text: str) -> tuple[int, str] | None:
     """Where `text` starts repeating one piece to its end, and the piece; None if it does not.
 
