@@ -494,7 +494,8 @@ def bare_name(text: str) -> str | None:
     if bare is None:
         return None
     name = bare.group("name")
-    if name == stripped.rstrip(".") and name[:1].isupper() and name[1:].islower():
+    word = name.rstrip(".")
+    if word == stripped.rstrip(".") and word[:1].isupper() and word[1:].islower():
         return None  # "Weather." is a word written as an answer, not a name
     return name
 
