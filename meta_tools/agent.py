@@ -28,9 +28,10 @@ from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .guards import GuardCounts, Guards
 from .llm.base import ChatModel
 from .llm.quotes import Quotes
-from .llm.recovery import arecover_turn, bare_name, nudge, offered_name, same_tool
+from .llm.recovery import arecover_turn, bare_name, offered_name, same_tool
 from .llm.text_calls import TextCalls
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
+from .rounds import read_reply, repeat_verdict, reply_note
 from .router.manager import ANY_CATEGORY, MetaManager
 
 __all__ = [
@@ -270,13 +271,13 @@ class MainAgent:
         succeeded: set[str] = set()  # category calls that succeeded, by call key
         for _ in range(self.max_rounds):
             request = ChatRequest(messages=[system, *history, *turn], tools=tools)
-            reply = await self.model.complete(request)
+            reply = await read_reply(await self.model.complete(request), request, guards)
             if guards.on("text_calls"):
-                reply = await self.routable(await arecover_turn(reply, request), request)
-            if reply.unread_call and guards.within("unread_call", counts):
+                reply = await self.routable(reply, request)
+            retry = reply_note(reply, guards, counts, empty_counts=False)
+            if retry is not None:
                 # It meant to call a category: say what went wrong rather than take it as the answer.
-                counts.add("unread_call")
-                turn.extend(nudge(reply, guards.text("unread_call", problem=reply.unread_call)))
+                turn.extend(retry)
                 continue
             if not reply.tool_calls:
                 target = self._told_target(reply, request, results, counts)
@@ -323,15 +324,13 @@ class MainAgent:
             if guards.on("each_result") and len(results) - before >= 2 and not only_repeats:
                 # Seen with the 1.5B: after two results it answered with the last one only.
                 turn.append(Message(role="user", content=guards.text("each_result")))
-            if guards.on("repeat_rounds"):
-                if not only_repeats:
-                    counts.reset("repeat_rounds")
-                elif counts.add("repeat_rounds") >= guards.budget("repeat_rounds"):
-                    # Told once to answer, it repeats again: end with what the categories found.
-                    answer = ""
-                    break
-                else:
-                    turn.append(Message(role="user", content=guards.text("repeat_rounds")))
+            verdict = repeat_verdict(only_repeats, guards, counts)
+            if verdict == "stop":
+                # Told once to answer, it repeats again: end with what the categories found.
+                answer = ""
+                break
+            if verdict == "answer":
+                turn.append(Message(role="user", content=guards.text("repeat_rounds")))
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
             turn.append(Message(role="user", content="Answer now with what you have."))

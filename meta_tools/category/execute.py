@@ -168,7 +168,7 @@ def nothing_worked(state: RunState) -> str:
 def results_so_far(state: RunState) -> str:
     """The results of the run's successful calls, one a line (else `done_so_far`)."""
     ok = [e for e in state.executions if e.ok]
-    return "\n".join(f"{e.tool}: {e.result}" for e in ok) or done_so_far(state)
+    return "\n".join(dict.fromkeys(f"{e.tool}: {e.result}" for e in ok)) or done_so_far(state)
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:

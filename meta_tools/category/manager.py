@@ -22,8 +22,9 @@ from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..guards import Guards
 from ..llm.base import AnswerLater, ChatModel
-from ..llm.recovery import arecover_turn, bare_name, is_empty_reply, nudge
+from ..llm.recovery import bare_name
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
+from ..rounds import read_reply, repeat_verdict, reply_note
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolPack
@@ -299,7 +300,7 @@ class CategoryManager:
                 turn = await self._complete(run, offered)
             except ModelError as exc:
                 return self._result(run, "failed", self._failure_summary(exc, run))
-            retry = self._reply_note(turn, state)
+            retry = reply_note(turn, guards, counts, empty_counts=not state.has_results)
             if retry is not None:
                 # It meant to call a tool, or said nothing: say what went wrong, once more.
                 state.messages.extend(retry)
@@ -388,36 +389,19 @@ class CategoryManager:
                     state.iteration += 1
                     only_repeats = await self._executor().execute(run, calls)
                     state.messages.extend(tool_message(c, False, why) for c, why in rejected)
-                    if guards.on("repeat_rounds"):
-                        if not only_repeats:
-                            counts.reset("repeat_rounds")
-                        elif counts.add("repeat_rounds") >= guards.budget("repeat_rounds"):
-                            # Told once to finish, it repeats again: end with what it has.
-                            return self._result(run, "success", results_so_far(run.state))
+                    if repeat_verdict(only_repeats, guards, counts) == "stop":
+                        # Told once to finish, it repeats again: end with what it has.
+                        return self._result(run, "success", results_so_far(run.state))
                     self.offer(run)
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
-
-    def _reply_note(self, turn: AssistantTurn, state: RunState) -> list[Message] | None:
-        """The note that answers a reply the model did not mean (guards `unread_call`,
-        `empty_reply`), counted against their budgets; None to go on with the reply."""
-        guards, counts = self.guards, state.guarded
-        if turn.unread_call and guards.within("unread_call", counts):
-            counts.add("unread_call")
-            return nudge(turn, guards.text("unread_call", problem=sentence(turn.unread_call)))
-        if not state.has_results and guards.within("empty_reply", counts) and is_empty_reply(turn):
-            counts.add("empty_reply")
-            return [Message(role="user", content=guards.text("empty_reply"))]
-        return None
 
     async def _complete(self, run: Run, tools: list[ToolDefinition]) -> AssistantTurn:
         state = run.state
         started = time.perf_counter()
         request = ChatRequest(messages=list(state.messages), tools=tools)
         try:
-            turn = await self.model.complete(request)
-            if self.guards.on("text_calls"):
-                turn = await arecover_turn(turn, request)
+            turn = await read_reply(await self.model.complete(request), request, self.guards)
         except AnswerLater:
             phase: SuspendedPhase = "loop" if tools else "summary"
             elapsed = max(started - run.started, 0.0)
