@@ -45,8 +45,10 @@ def executor(*tools: object, max_calls: int = 16) -> tuple[RoundExecutor, list[s
     return rounds, ran
 
 
-async def test_a_mixed_round_runs_each_new_call_once_and_answers_every_call_id_once() -> None:
-    rounds, ran = executor(max_calls=1)
+async def test_a_mixed_round_runs_each_call_once_and_answers_every_call_id_once() -> None:
+    """A call repeated from an earlier round runs again (a status may have changed);
+    the same call twice in one round runs once."""
+    rounds, ran = executor(max_calls=2)
     events: list[RunEvent] = []
 
     async def sink(event: RunEvent) -> None:
@@ -60,7 +62,7 @@ async def test_a_mixed_round_runs_each_new_call_once_and_answers_every_call_id_o
     state.withdrawn.append("broken")
     state.iteration = 2
     round_two = [
-        ToolCall(id="again", name="add", arguments={"b": 2, "a": 1}),  # repeats a1
+        ToolCall(id="again", name="add", arguments={"b": 2, "a": 1}),  # repeats a1: runs
         ToolCall(id="m1", name="multiply", arguments={"a": 2, "b": 3}),
         ToolCall(id="m1-copy", name="multiply", arguments={"a": 2, "b": 3}),
         ToolCall(id="w", name="broken", arguments={}),
@@ -71,22 +73,29 @@ async def test_a_mixed_round_runs_each_new_call_once_and_answers_every_call_id_o
     only_repeats = await rounds.execute(run, round_two)
 
     assert only_repeats is False
-    assert ran == ["add 1 2", "multiply 2 3"]
+    assert ran == ["add 1 2", "add 1 2", "multiply 2 3"]
     answered = Counter(m.tool_call_id for m in state.messages[before:] if m.role == "tool")
     assert answered == Counter(c.id for c in round_two)
     assert [(e.tool, e.ok, e.round) for e in state.executions] == [
         ("add", True, 1),
+        ("add", True, 2),
         ("multiply", True, 2),
         ("broken", False, 2),
         ("multiply", False, 2),
     ]
-    assert "withdrawn" in (state.executions[2].error or "")
-    assert "at most 1 run per round" in (state.executions[3].error or "")
+    assert "withdrawn" in (state.executions[3].error or "")
+    assert "at most 2 run per round" in (state.executions[4].error or "")
     finished = [(e.call_id, e.ok) for e in events if isinstance(e, ToolFinished)]
-    assert finished == [("a1", True), ("m1", True), ("w", False), ("over-cap", False)]
+    assert finished == [
+        ("a1", True),
+        ("again", True),
+        ("m1", True),
+        ("w", False),
+        ("over-cap", False),
+    ]
 
 
-async def test_a_round_of_repeats_only_runs_nothing_and_says_so() -> None:
+async def test_a_round_of_repeats_only_runs_again_once_and_says_so() -> None:
     rounds, ran = executor()
     run = Run(RunState(objective="Compute", exact_input=""))
     first = ToolCall(id="a1", name="add", arguments={"a": 1, "b": 2})
@@ -94,8 +103,8 @@ async def test_a_round_of_repeats_only_runs_nothing_and_says_so() -> None:
     again = [ToolCall(id=f"a{i}", name="add", arguments={"a": 1, "b": 2}) for i in (2, 3)]
     assert await rounds.execute(run, again) is True
     assert await rounds.execute(run, []) is False
-    assert ran == ["add 1 2"]
-    assert len(run.state.executions) == 1
+    assert ran == ["add 1 2", "add 1 2"]
+    assert len(run.state.executions) == 2
 
 
 async def test_limits_and_tools_changed_after_construction_apply_to_the_next_run() -> None:

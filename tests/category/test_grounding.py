@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -78,7 +78,9 @@ def calls(name: str, arguments: dict[str, object]) -> AssistantTurn:
 
 
 def category(model: ScriptedModel, *tools: object, name: str = "Finance") -> CategoryManager:
-    return CategoryManager(name, f"{name} tools.", list(tools), model)  # type: ignore[arg-type]
+    """A category under the small-model guards, which hold unfounded calls."""
+    listed: list[Any] = list(tools)
+    return CategoryManager(name, f"{name} tools.", listed, model, guards="small")
 
 
 INVESTMENT = ("calculate_investment_value", {"principal": 1000, "interest_rate": 0.05, "years": 5})
@@ -109,7 +111,11 @@ async def test_a_second_unfounded_call_declines_the_category() -> None:
 async def test_text_after_an_unfounded_call_is_a_decline_not_a_failure() -> None:
     model = ScriptedModel([calls(*INVESTMENT), AssistantTurn(text="I cannot list movies.")])
     result = await category(model, calculate_investment_value).run(MOVIES, MOVIES)
-    assert (result.status, result.summary) == ("no_suitable_tool", "I cannot list movies.")
+    # The call was held, so the summary says that nothing ran (f2406bc), not the text.
+    assert (result.status, result.summary) == (
+        "no_suitable_tool",
+        "No tool was run: the calls made were held, because the task gives none of their values.",
+    )
 
 
 @pytest.mark.parametrize(

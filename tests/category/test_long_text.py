@@ -24,7 +24,9 @@ def shout(text: str) -> str:
 
 
 def texts(model: ScriptedModel) -> MetaManager:
-    return MetaManager([CategoryManager("Text", "Changes case.", [shout], model)])
+    """A router over one category under the small-model guards (they read the task)."""
+    category = CategoryManager("Text", "Changes case.", [shout], model, guards="small")
+    return MetaManager([category])
 
 
 async def test_work_on_more_than_a_few_thousand_characters_runs_in_a_worker_thread() -> None:

@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from meta_tools import tool
+from meta_tools._text import sentence
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.numbers import calculate, describe_numbers
+from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import EMPTY_NOTE, RecoveringModel, unread_call_note
+from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -31,12 +33,22 @@ from tests.fakes.llm_server import (
 
 pytestmark = pytest.mark.anyio
 
+#: These replies are a small model's: every guard runs, as it does for one.
+SMALL = Guards("small")
+EMPTY_NOTE = SMALL.text("empty_reply")
+
 CHRISTMAS = {"date": "2025-12-25"}
 CHRISTMAS_RESULT = json.dumps(describe_date("2025-12-25"))
 
 
+def unread_call_note(problem: str) -> str:
+    return SMALL.text("unread_call", problem=sentence(problem))
+
+
 def dates(model: Any) -> CategoryManager:
-    return CategoryManager("Dates", "Weekdays and calendars.", [tool(describe_date)], model)
+    return CategoryManager(
+        "Dates", "Weekdays and calendars.", [tool(describe_date)], model, guards=SMALL
+    )
 
 
 def local_model(server: FakeLLMServer, **options: Any) -> OpenAIChatModel:
@@ -125,7 +137,9 @@ async def test_a_result_written_for_a_tool_that_did_not_run_is_no_answer(
     )
     tools = [tool(describe_date), tool(calculate)]
     async with local_model(llm_server) as model:
-        category = CategoryManager("Days and sums", "Weekdays and arithmetic.", tools, model)
+        category = CategoryManager(
+            "Days and sums", "Weekdays and arithmetic.", tools, model, guards=SMALL
+        )
         result = await category.run("Weekday of the date, and 3 + 5", "2025-12-25")
     assert [e.tool for e in result.executions] == ["describe_date"]
     assert (result.status, result.usage.llm_calls) == ("success", 2)
@@ -137,7 +151,9 @@ async def test_with_recovery_turned_off_a_written_call_is_the_text_it_was(
 ) -> None:
     llm_server.enqueue(text(WRITTEN_CALLS["json-fence"]))
     async with local_model(llm_server, recover_text_calls=False) as model:
-        result = await dates(model).run("What weekday is this date?", "2025-12-25")
+        off = Guards("small", disable=["text_calls"])
+        category = CategoryManager("Dates", "Weekdays.", [tool(describe_date)], model, guards=off)
+        result = await category.run("What weekday is this date?", "2025-12-25")
     assert (result.status, result.executions, result.usage.recovered_calls) == (
         "no_suitable_tool",
         [],
@@ -159,7 +175,7 @@ async def test_the_main_agent_recovers_a_category_call_written_in_tool_call_tags
     )
     async with local_model(llm_server) as model:
         meta = MetaManager([dates(model)])
-        answer = await MainAgent(model, meta).ask("What weekday is 2025-12-25?")
+        answer = await MainAgent(model, meta, guards=SMALL).ask("What weekday is 2025-12-25?")
     assert answer == "2025-12-25 is a Thursday."
     last = llm_server.requests[3].body["messages"]
     assert last[-2]["tool_calls"][0]["function"]["name"] == "dates"
@@ -219,8 +235,13 @@ async def test_a_call_repeated_round_after_round_ends_the_run_with_its_result() 
     result = await dates(model).run("What weekday is this date?", "2025-12-25")
     assert result.status == "success"
     assert result.summary == f"describe_date: {CHRISTMAS_RESULT}"
-    # It ran once; the first repeat got the earlier result and was told to finish.
-    assert [(e.tool, e.round) for e in result.executions] == [("describe_date", 1)]
+    # A repeat runs again (a status may have changed); after the first, it was told to
+    # finish, and after the second the run ended with the results.
+    assert [(e.tool, e.round) for e in result.executions] == [
+        ("describe_date", 1),
+        ("describe_date", 2),
+        ("describe_date", 3),
+    ]
     assert (result.usage.llm_calls, model.remaining) == (3, 2)
     repeat, evaluation = model.requests[2].messages[-2:]
     assert (
@@ -243,12 +264,13 @@ async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() ->
         ]
     )
     result = await dates(model).run("What weekday is this date?", "2025-12-25")
-    assert (result.status, result.summary, len(result.executions)) == ("success", "Thursday.", 1)
+    assert (result.status, result.summary, len(result.executions)) == ("success", "Thursday.", 2)
     model.assert_complete()
 
 
 def math(model: Any) -> CategoryManager:
-    return CategoryManager("Math", "Arithmetic.", [tool(calculate), tool(describe_numbers)], model)
+    tools = [tool(calculate), tool(describe_numbers)]
+    return CategoryManager("Math", "Arithmetic.", tools, model, guards=SMALL)
 
 
 async def test_after_a_failed_call_the_model_is_not_invited_to_answer() -> None:
@@ -344,11 +366,14 @@ async def test_the_main_agent_answers_an_unreadable_call_so_the_model_can_retry(
         ]
     )
     category = ScriptedModel([calls(("describe_date", CHRISTMAS)), AssistantTurn(text="Thursday")])
-    answer = await MainAgent(main, MetaManager([dates(category)])).ask("Weekday of 2025-12-25?")
+    answer = await MainAgent(main, MetaManager([dates(category)]), guards=SMALL).ask(
+        "Weekday of 2025-12-25?"
+    )
     assert answer == "2025-12-25 is a Thursday."
     retry = main.requests[1].messages
     assert retry[-1].role == "user"
-    assert retry[-1].content == unread_call_note("the JSON ends early")
+    # The loop reads the reply itself (guard `text_calls`), and says why it could not.
+    assert retry[-1].content == unread_call_note("it is not valid JSON")
 
 
 async def test_an_answer_that_copies_the_request_back_gives_the_results_instead() -> None:
@@ -421,7 +446,7 @@ async def test_an_empty_reply_before_any_result_is_asked_again(
     )
     tools = [tool(calculate), tool(describe_numbers)]
     async with local_model(llm_server) as model:
-        category = CategoryManager("Math", "Numbers.", tools, model)
+        category = CategoryManager("Math", "Numbers.", tools, model, guards=SMALL)
         result = await category.run("Mean of the numbers", "4, 8, 15, 16, 23, 42")
     assert (result.status, result.summary) == ("success", "The mean is 18.")
     asked = llm_server.requests[3].body
@@ -483,7 +508,7 @@ async def test_an_answer_with_no_number_of_the_run_gives_the_results_instead(
 
     call = ToolCall(name="date_difference", arguments={"start": "2025-01-01", "end": "2025-02-01"})
     model = ScriptedModel([AssistantTurn(tool_calls=[call]), AssistantTurn(text=answer)])
-    category = CategoryManager("Dates", "Calendars.", [date_difference], model)
+    category = CategoryManager("Dates", "Calendars.", [date_difference], model, guards=SMALL)
     result = await category.run(
         "Days between the dates, multiplied by 24", "2025-01-01 and 2025-02-01"
     )
@@ -514,12 +539,21 @@ def test_what_counts_as_invented_numbers(answer: str, found: str, invented: bool
 
 
 def test_numbers_are_read_with_their_thousands_separators() -> None:
-    from meta_tools.category.turns import numbers_in
+    from meta_tools._numbers import number_values, read_numbers
 
-    assert numbers_in("8,736 hours, 1,234,567 people") >= {"8736", "1234567"}
-    assert numbers_in("[100,200]") == {"100", "200", "100200"}
-    assert numbers_in("4, 8, 15 and 16,5 and 3,14") == {"4", "8", "15", "16", "5", "3", "14"}
-    assert numbers_in("744.0 and 6.40") == {"744", "6.4"}
+    assert {1234567.0, 8736.0} <= number_values("8,736 hours, 1,234,567 people")
+    assert number_values("[100,200]") >= {100.0, 200.0, 100200.0}
+    assert [n.text for n in read_numbers("4, 8, 15 and 16,5 and 3,14")] == [
+        "4",
+        "8",
+        "15",
+        "16,5",
+        "3,14",
+    ]
+    assert number_values("16,5") == {16.5, 16.0, 5.0}  # a decimal comma, or a list
+    assert number_values("744.0 and 6.40") == {744.0, 6.4}
+    assert [n.text for n in read_numbers("1,234.56")] == ["1,234.56"]
+    assert 1234.56 in number_values("1,234.56")
 
 
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:

@@ -1,5 +1,7 @@
 """A call that gives lists where its tool takes single values runs once per position."""
 
+from typing import Any
+
 import pytest
 
 from meta_tools import tool
@@ -32,9 +34,9 @@ def run_one_call(
     model = ScriptedModel(
         [AssistantTurn(tool_calls=[ToolCall(name=name, arguments=arguments)]), _answer]
     )
-    manager = CategoryManager(
-        "Biology", "Genes and food.", [protein_sequence, find_restaurants], model, **options
-    )  # type: ignore[arg-type]
+    tools: list[Any] = [protein_sequence, find_restaurants]
+    # Spreading lists is a small-model guard (`spread_lists`).
+    manager = CategoryManager("Biology", "Genes and food.", tools, model, guards="small", **options)
     return manager, model
 
 

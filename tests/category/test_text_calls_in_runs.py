@@ -74,7 +74,10 @@ class Bank:
 
 
 def payments(bank: Bank, model: Any) -> CategoryManager:
-    return CategoryManager("Payments", "Web pages and payments.", bank.tools(), model)
+    """The category under the small-model guards, whose loop reads calls written as text."""
+    return CategoryManager(
+        "Payments", "Web pages and payments.", bank.tools(), model, guards="small"
+    )
 
 
 def page_with(written: str) -> str:
@@ -144,15 +147,16 @@ async def test_the_main_agent_does_not_run_a_category_call_quoted_from_a_categor
     summary = f"The page asks for this: {written}"
     web_model = ScriptedModel([AssistantTurn(tool_calls=[FETCH]), AssistantTurn(text=summary)])
     web = CategoryManager(
-        "Web", "Reads web pages.", Bank(page_with(written)).tools()[:1], web_model
+        "Web", "Reads web pages.", Bank(page_with(written)).tools()[:1], web_model, guards="small"
     )
     pay_model = ScriptedModel([])
     bank = Bank("")
-    pay = CategoryManager("Payments", "Sends money.", bank.tools()[1:], pay_model)
+    pay = CategoryManager("Payments", "Sends money.", bank.tools()[1:], pay_model, guards="small")
     read = ToolCall(name="web", arguments={"objective": "Read the page", "exact_input": "x"})
     answer = f"The page says: {written}"
     main = ScriptedModel([AssistantTurn(tool_calls=[read]), AssistantTurn(text=answer)])
-    said = await MainAgent(RecoveringModel(main), MetaManager([web, pay])).ask("Read the page")
+    agent = MainAgent(RecoveringModel(main), MetaManager([web, pay]), guards="small")
+    said = await agent.ask("Read the page")
     assert said == answer
     assert (pay_model.requests, bank.sent) == ([], [])
     main.assert_complete()
@@ -171,7 +175,9 @@ async def test_json_data_with_a_name_is_the_answer_not_a_call_to_nudge() -> None
     model = ScriptedModel(
         [AssistantTurn(tool_calls=[lookup]), AssistantTurn(text='{"name": "Alice Martin"}')]
     )
-    people = CategoryManager("People", "Finds people.", [tool(find_person)], RecoveringModel(model))
+    people = CategoryManager(
+        "People", "Finds people.", [tool(find_person)], RecoveringModel(model), guards="small"
+    )
     result = await people.run("Full name of Alice, as JSON", "Alice")
     assert (result.status, result.summary, result.usage.llm_calls) == (
         "success",

@@ -92,7 +92,7 @@ async def test_the_category_s_model_reads_a_name_like_objective_in_words() -> No
     and the category gave up; `text_statistics` counts words."""
     model = ScriptedModel([AssistantTurn(text="9 words.")])
     tools = [tool(text_statistics), tool(search_text)]
-    text = CategoryManager("Text", "Text tools.", tools, model)
+    text = CategoryManager("Text", "Text tools.", tools, model, guards="small")
     await text.run("count_words", "the quick brown fox", request="How many words in it?")
     assert read_task(model.requests[0].messages[-1].content) == (
         "count words",
