@@ -69,8 +69,9 @@ def _subset(query: dict[str, Any]) -> str:
     return str(query.get("subset") or query["qid"].split(":")[0])
 
 
-def demo_router(model: ChatModel, folder: Path) -> MetaManager:
-    """The repository's demo config, its file tools confined to `folder` (filled with `FILES`)."""
+def demo_router(model: ChatModel, folder: Path, guards: str = "small") -> MetaManager:
+    """The repository's demo config, its file tools confined to `folder` (filled with `FILES`),
+    with the guard profile `guards`."""
     for name, text in FILES.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +80,7 @@ def demo_router(model: ChatModel, folder: Path) -> MetaManager:
     config["mcp_servers"]["demo"].update(
         command=sys.executable, args=["-m", "meta_tools.demo", "--root", str(folder)], cwd=str(ROOT)
     )
+    config["guards"] = {"profile": guards}
     path = folder / "config.json"
     path.write_text(json.dumps(config))
     return MetaManager.from_config(path, model=model)
@@ -129,11 +131,12 @@ async def run_demo(
     sides: Sequence[str],
     *,
     on_row: Checkpoint | None = None,
+    guards: str = "small",
 ) -> dict[str, Any]:
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="e2e-demo-") as folder:
-        async with demo_router(counter, Path(folder)) as meta:
+        async with demo_router(counter, Path(folder), guards) as meta:
             every_tool = [t for c in meta.categories for t in c.tools.list_tools()]
             for task in tasks:
                 for side in sides:
@@ -143,7 +146,7 @@ async def run_demo(
                         routes = [(r.category, r.objective, r.exact_input) for r in task.routes]
                         run = await ask_category(counter, meta, routes)
                     else:
-                        run = await ask_flat(counter, every_tool, task.prompt)
+                        run = await ask_flat(counter, every_tool, task.prompt, guards=meta.guards)
                     correct, right_tool = score_demo(task, run)
                     row = {"task": task.id, "side": side, "correct": correct}
                     rows.append(row | {"right_tool": right_tool} | run.record())
@@ -182,6 +185,7 @@ async def run_catalog(
     order_seed: int | None = None,
     on_row: Checkpoint | None = None,
     done: Sequence[dict[str, Any]] = (),
+    guards: str = "small",
 ) -> dict[str, Any]:
     """Each query asked on each side; rows of `done` (an earlier run's, same settings)
     are kept and not asked again, so that a run of hours can go on where it stopped."""
@@ -189,8 +193,8 @@ async def run_catalog(
     queries = catalog_queries(catalog, limit, per_subset, seed)
     rows, finished = kept_rows(done, (q["qid"] for q in queries), sides)
     counter = CountingModel(model)
-    meta = catalog.router(counter, order_seed=order_seed)
-    every = MetaManager(meta.categories, routing=ALL_CATEGORIES)
+    meta = catalog.router(counter, order_seed=order_seed, guards=guards)
+    every = MetaManager(meta.categories, routing=ALL_CATEGORIES, guards=guards)
     slugs = {m.name: m.slug for m in meta.categories}
     flat_tokens = schema_tokens(catalog.tools)
     fits = flat_tokens < context_tokens
@@ -208,9 +212,9 @@ async def run_catalog(
                 run = await ask_category(counter, meta, [(target, query["query"], query["query"])])
             elif side == "retrieval":
                 offered = catalog.retrieve(query["query"], top_k)
-                run = await ask_flat(counter, offered, query["query"])
+                run = await ask_flat(counter, offered, query["query"], guards=meta.guards)
             else:
-                run = await ask_flat(counter, catalog.tools, query["query"])
+                run = await ask_flat(counter, catalog.tools, query["query"], guards=meta.guards)
             success = run.error is None and bool(gold & set(run.ran))
             row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success}
             if side.startswith("hierarchy"):
@@ -357,6 +361,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
     parser.add_argument("--max-tokens", type=int, default=400)
+    parser.add_argument(
+        "--guards",
+        choices=("small", "capable"),
+        default="small",
+        help="the guard profile (small: for small local models such as the 1.5B; capable:"
+        " GPT-4o class); recorded with the results",
+    )
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--context", type=int, default=16_384, help="the model's context (tokens)")
     parser.add_argument("--top-k", type=int, default=10, help="tools offered by retrieval")
@@ -381,7 +392,7 @@ async def _run_sets(
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = checkpoint(out, args.model, record, "demo")
-            record["demo"] = await run_demo(model, tasks, sides, on_row=save)
+            record["demo"] = await run_demo(model, tasks, sides, on_row=save, guards=args.guards)
             store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
         if args.set in ("catalog", "both"):
@@ -399,6 +410,7 @@ async def _run_sets(
                 order_seed=args.order_seed,
                 on_row=save,
                 done=stored_rows(out, args.model, "catalog") if args.resume else (),
+                guards=args.guards,
             )
             record["catalog"] = found
             store(out, args.model, record)
@@ -436,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "limit": args.limit,
         "options": {"max_tokens": args.max_tokens, "temperature": args.temperature},
+        "guards": args.guards,
     }
     asyncio.run(_run_sets(args, model, wanted, record))
     _say(f"-> {args.out or RESULTS / 'e2e.json'}")

@@ -49,6 +49,7 @@ class LargeCatalog:
         max_tools_per_prompt: int = 10,
         order_seed: int | None = None,
         routing: RoutingConfig | None = None,
+        guards: str = "small",
     ) -> MetaManager:
         """One category per catalog category; each offers a BM25 shortlist of its tools.
 
@@ -76,9 +77,10 @@ class LargeCatalog:
                     model,
                     max_tools_per_prompt=max_tools_per_prompt,
                     max_iterations=3,
+                    guards=guards,
                 )
             )
-        return MetaManager(managers, routing=routing)
+        return MetaManager(managers, routing=routing, guards=guards)
 
     def retrieve(self, query: str, k: int) -> list[BaseTool]:
         """The top-k tools of the whole catalog for `query`, by BM25 (as RAG-MCP does)."""

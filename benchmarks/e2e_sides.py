@@ -21,9 +21,10 @@ from meta_tools.agent import AgentStep, CategoryCalled, CategoryReturned, MainAg
 from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import render_value, tool_definition
 from meta_tools.exceptions import ModelError
+from meta_tools.guards import GuardCounts, Guards
 from meta_tools.llm.base import ChatModel
-from meta_tools.llm.recovery import nudge
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
+from meta_tools.rounds import read_reply, reply_note
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.pack import ToolPack
@@ -167,8 +168,11 @@ async def ask_flat(
     *,
     max_rounds: int = 6,
     tool_timeout_s: float = 30.0,
+    guards: Guards | None = None,
 ) -> Run:
-    """One agent offered `tools` directly answers `prompt` (the flat and retrieval sides)."""
+    """One agent offered `tools` directly answers `prompt` (the flat and retrieval sides),
+    with the reply-stage guards of `guards` (`meta_tools.rounds`), as the main agent has."""
+    guards = guards or Guards()
     run, started = Run(), time.perf_counter()
     counter.take()
     pack = ToolPack(list(tools), name="flat")
@@ -177,14 +181,14 @@ async def ask_flat(
         Message(role="system", content=FLAT_INSTRUCTIONS),
         Message(role="user", content=prompt),
     ]
-    nudges = 0
+    counts = GuardCounts()
     try:
         for _ in range(max_rounds):
-            turn = await counter.complete(ChatRequest(messages=list(messages), tools=offered))
-            retry = nudge(turn, nudges)
+            request = ChatRequest(messages=list(messages), tools=offered)
+            turn = await read_reply(await counter.complete(request), request, guards)
+            retry = reply_note(turn, guards, counts, empty_counts=False)
             if retry is not None:
                 # As the main agent does: a call it could not read is answered, not taken as the answer.
-                nudges += 1
                 messages.extend(retry)
                 continue
             if not turn.tool_calls:
