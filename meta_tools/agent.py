@@ -344,7 +344,9 @@ class MainAgent:
             answer = ""  # a number no result holds: the results are the answer
         if not answer and results:
             # The model said nothing after its category calls: give the user what they found.
-            answer = "\n".join(f"{r.category}: {r.question or r.summary}" for r in results)
+            answer = "\n".join(
+                dict.fromkeys(f"{r.category}: {r.question or r.summary}" for r in results)
+            )
         turn.append(Message(role="assistant", content=answer))
         self._turns.append(turn)
         return answer
