@@ -5,21 +5,30 @@ from __future__ import annotations
 import pytest
 
 from meta_tools import tool
-from meta_tools.agent import ANSWER_NOW, EACH_RESULT, MainAgent
+from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.turns import read_task
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.numbers import calculate
+from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import MAX_NUDGES, RecoveringModel
+from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
 
+#: What these tests check is what the guards do for a small model: every one runs.
+SMALL = Guards("small")
+ANSWER_NOW = SMALL.text("repeat_rounds")
+EACH_RESULT = SMALL.text("each_result")
+MAX_NUDGES = SMALL.budget("unread_call")
+
 
 def dates(model: ScriptedModel) -> MetaManager:
-    category = CategoryManager("Dates", "Weekdays and calendars.", [tool(describe_date)], model)
-    return MetaManager([category])
+    category = CategoryManager(
+        "Dates", "Weekdays and calendars.", [tool(describe_date)], model, guards=SMALL
+    )
+    return MetaManager([category], guards=SMALL)
 
 
 def ask_dates(date: str) -> AssistantTurn:
@@ -27,11 +36,11 @@ def ask_dates(date: str) -> AssistantTurn:
     return AssistantTurn(tool_calls=[ToolCall(name="dates", arguments=call)])
 
 
-def thursday_category() -> ScriptedModel:
-    """The category's model: one `describe_date` call, then the answer."""
+def thursday_category(runs: int = 1) -> ScriptedModel:
+    """The category's model: one `describe_date` call, then the answer; `runs` times."""
     call = ToolCall(name="describe_date", arguments={"date": "2025-12-25"})
     return ScriptedModel(
-        [AssistantTurn(tool_calls=[call]), AssistantTurn(text="2025-12-25 is a Thursday.")]
+        [AssistantTurn(tool_calls=[call]), AssistantTurn(text="2025-12-25 is a Thursday.")] * runs
     )
 
 
@@ -72,15 +81,18 @@ async def test_an_empty_answer_without_any_category_call_stays_empty() -> None:
     assert answer == ""
 
 
-async def test_a_category_call_that_already_succeeded_is_not_run_again() -> None:
-    """Seen with the 1.5B model: the same category call, six rounds in a row, after success."""
+async def test_a_category_call_that_already_succeeded_runs_again_and_the_model_is_told_to_answer() -> (
+    None
+):
+    """Seen with the 1.5B model: the same category call, six rounds in a row, after success.
+    A call made again in a later round runs again (a status may have changed)."""
     main = ScriptedModel(
         [ask_dates("2025-12-25"), ask_dates("2025-12-25"), AssistantTurn(text="A Thursday.")]
     )
-    category = thursday_category()
+    category = thursday_category(runs=2)
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "A Thursday."
-    assert len(category.requests) == 2  # the category ran once
+    assert len(category.requests) == 4  # the category ran twice
     told = main.requests[2].messages
     assert told[-2].role == "tool" and "2025-12-25 is a Thursday." in told[-2].content
     assert (told[-1].role, told[-1].content) == ("user", ANSWER_NOW)
@@ -88,10 +100,10 @@ async def test_a_category_call_that_already_succeeded_is_not_run_again() -> None
 
 async def test_a_main_agent_that_only_repeats_ends_with_what_the_categories_found() -> None:
     main = ScriptedModel([ask_dates("2025-12-25")] * 3 + [AssistantTurn(text="never asked")])
-    category = thursday_category()
+    category = thursday_category(runs=3)
     answer = await MainAgent(main, dates(category)).ask("What weekday is 2025-12-25?")
     assert answer == "Dates: 2025-12-25 is a Thursday."
-    assert len(main.requests) == 3 and len(category.requests) == 2
+    assert len(main.requests) == 3 and len(category.requests) == 6  # each call ran
 
 
 async def test_a_final_reply_that_is_still_an_unreadable_call_gives_what_categories_found() -> None:
@@ -179,10 +191,16 @@ async def test_a_reply_naming_a_category_runs_the_message_there(
     meta = MetaManager(
         [
             CategoryManager(
-                "Dates", "Weekdays and calendars.", [tool(describe_date)], ScriptedModel([])
+                "Dates",
+                "Weekdays and calendars.",
+                [tool(describe_date)],
+                ScriptedModel([]),
+                guards=SMALL,
             ),
+            # The category's own guards are not what this tests: it runs the call it is given.
             CategoryManager("Numbers", "Arithmetic.", [tool(calculate)], numbers),
-        ]
+        ],
+        guards=SMALL,
     )
     assert all(r.score == 0 for r in meta.rank("What port is set in config.ini?"))
     main = ScriptedModel([*replies, AssistantTurn(text="It is 8080.")])
@@ -257,9 +275,10 @@ async def test_after_several_results_in_one_round_the_model_is_asked_for_each_of
     model = ScriptedModel.from_function(categories)
     meta = MetaManager(
         [
-            CategoryManager("Dates", "Weekdays.", [tool(describe_date)], model),
-            CategoryManager("Text", "Shouting.", [shout], model),
-        ]
+            CategoryManager("Dates", "Weekdays.", [tool(describe_date)], model, guards=SMALL),
+            CategoryManager("Text", "Shouting.", [shout], model, guards=SMALL),
+        ],
+        guards=SMALL,
     )
     both = [
         ToolCall(name="dates", arguments={"objective": "Weekday", "exact_input": "2025-12-25"}),
