@@ -12,13 +12,14 @@ from mcp import Client
 
 from meta_tools import tool
 from meta_tools._terms import tool_words
-from meta_tools.agent import EACH_RESULT, CategoryReturned, MainAgent
+from meta_tools.agent import CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
 from meta_tools.category.run import found_nothing
 from meta_tools.category.turns import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
+from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel
@@ -94,14 +95,16 @@ def world(
     max_categories: int = 2,
     retry_categories: int = 1,
     min_score_ratio: float = 0.0,
+    guards: str = "capable",
 ) -> MetaManager:
-    managers = [CategoryManager(n, d, tools, model) for n, d, tools in CATEGORIES]
+    """The five categories over `model`; `guards="small"` for what small models need."""
+    managers = [CategoryManager(n, d, tools, model, guards=guards) for n, d, tools in CATEGORIES]
     routing = RoutingConfig(
         max_categories=max_categories,
         retry_categories=retry_categories,
         min_score_ratio=min_score_ratio,
     )
-    return MetaManager(managers, routing=routing)
+    return MetaManager(managers, routing=routing, guards=guards)
 
 
 def has_results(request: ChatRequest) -> bool:
@@ -354,9 +357,14 @@ async def test_a_decline_written_as_the_prompt_words_after_a_failed_call_runs_th
         call = ToolCall(name="league_table", arguments={"league": "premier league"})
         return AssistantTurn(tool_calls=[call])
 
-    result = await world(ScriptedModel.from_function(reply)).call_tool("parcels", LEAGUE)
+    meta = world(ScriptedModel.from_function(reply), guards="small")
+    result = await meta.call_tool("parcels", LEAGUE)
     assert (result.status, result.category, result.declined) == ("success", "Football", ["Parcels"])
-    assert [(e.tool, e.ok) for e in result.executions] == [("league_table", True)]
+    # What the declining category ran stays in the record, before the retry's calls.
+    assert [(e.tool, e.ok) for e in result.executions] == [
+        ("track_parcel", False),
+        ("league_table", True),
+    ]
 
 
 async def test_the_retry_is_bounded_and_a_task_nobody_can_do_ends_declined() -> None:
@@ -443,7 +451,7 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
         ]
     )
     categories_model = ScriptedModel.from_function(categories)
-    meta = world(categories_model, max_categories=8)
+    meta = world(categories_model, max_categories=8, guards="small")
     maths = await meta.call_tool("maths", task)
     assert (maths.status, maths.remainder) == ("success", "the weather forecast for Paris")
     assert [e.tool for e in maths.executions] == ["add"]
@@ -464,7 +472,9 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
     )
     reply = next(m for m in seen if m.tool_call_id == follow.id)
     assert "18 C, dry" in reply.content
-    assert seen[-1].content == EACH_RESULT  # two results in the round: each is asked for
+    assert seen[-1].content == Guards("small").text(
+        "each_result"
+    )  # two results in the round: each is asked for
 
 
 async def test_the_rest_is_sent_on_once() -> None:
@@ -609,7 +619,7 @@ async def test_a_tool_called_by_name_runs_in_the_category_that_holds_it(name: st
     async def sink(step: Any) -> None:
         steps.append(step)
 
-    agent = MainAgent(main, world(categories, max_categories=8))
+    agent = MainAgent(main, world(categories, max_categories=8, guards="small"))
     assert await agent.ask(question, on_step=sink) == "Done."
     called = [s.call for s in steps if type(s).__name__ == "CategoryCalled"]
     assert [c.name for c in called] == ["parcels"]
@@ -641,7 +651,8 @@ async def test_a_category_called_with_a_tool_s_arguments_gets_them_as_its_input(
     for call, arguments in zip(calls, expected, strict=True):
         categories = _category_run()
         main = _main_calls(call)
-        assert await MainAgent(main, world(categories, max_categories=8)).ask(question) == "Done."
+        meta = world(categories, max_categories=8, guards="small")
+        assert await MainAgent(main, meta).ask(question) == "Done."
         seen = main.requests[1].messages
         reply = next(m for m in seen if m.role == "tool")
         assert reply.name == "weather" and "Found it." in reply.content, call
@@ -655,7 +666,7 @@ async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_
     question = "What is the forecast for Paris?"
     call = ToolCall(name="weather_forecasts", arguments={"city": "Paris"})
     main, categories = _main_calls(call), _category_run()
-    agent = MainAgent(main, world(categories))
+    agent = MainAgent(main, world(categories, guards="small"))
     assert agent.category_for(call, question) == "weather"
     assert await agent.ask(question) == "Done."
     assert category_named(categories.requests[0]) == "Weather"
@@ -666,7 +677,7 @@ async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_
 async def test_a_call_no_category_fits_is_answered_with_an_error_and_runs_nothing() -> None:
     call = ToolCall(name="teleport", arguments={"to": "Mars"})
     main, categories = _main_calls(call), _category_run()
-    agent = MainAgent(main, world(categories))
+    agent = MainAgent(main, world(categories, guards="small"))
     assert agent.category_for(call, "Beam me up") is None
     assert await agent.ask("Beam me up") == "Done."
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
@@ -699,7 +710,7 @@ async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
     scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
     main = RecoveringModel(scripted)
     categories = _category_run()
-    agent = MainAgent(main, world(categories, max_categories=2))
+    agent = MainAgent(main, world(categories, max_categories=2, guards="small"))
     assert await agent.ask("Where is CA107?") == "Out for delivery."
     assert [category_named(r) for r in categories.requests] == ["Parcels", "Parcels"]
     task = read_task(categories.requests[0].messages[1].content)
@@ -724,7 +735,9 @@ async def test_a_call_written_as_text_to_a_service_goes_where_any_category_sends
     )
     scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
     categories = _category_run()
-    agent = MainAgent(RecoveringModel(scripted), world(categories, max_categories=2))
+    agent = MainAgent(
+        RecoveringModel(scripted), world(categories, max_categories=2, guards="small")
+    )
     assert await agent.ask("Where is my parcel CA107?") == "Out for delivery."
     assert category_named(categories.requests[0]) == "Parcels"
     task = read_task(categories.requests[0].messages[1].content)
@@ -738,16 +751,15 @@ async def test_a_call_written_as_text_that_no_category_fits_is_answered_so() -> 
     nothing = '{"name": "teleport_now", "arguments": {"to": "Mars"}}'
     scripted = ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
     categories = _category_run()
-    agent = MainAgent(RecoveringModel(scripted), world(categories))
+    agent = MainAgent(RecoveringModel(scripted), world(categories, guards="small"))
     assert await agent.ask("Beam me to Mars") == "I cannot."
     assert categories.requests == []
     reply = next(m for m in scripted.requests[1].messages if m.role == "tool")
     assert reply.content.startswith("error: no category fits this task")
     # A name alone is data, not a call: the reply is the answer.
     data = ScriptedModel([AssistantTurn(text='{"name": "Mars"}')])
-    assert await MainAgent(RecoveringModel(data), world(_category_run())).ask("A planet?") == (
-        '{"name": "Mars"}'
-    )
+    meta = world(_category_run(), guards="small")
+    assert await MainAgent(RecoveringModel(data), meta).ask("A planet?") == ('{"name": "Mars"}')
 
 
 # -- the config section ------------------------------------------------------------------
@@ -811,8 +823,10 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
     """Seen with the 1.5B on demo x4: the text category searched the text "notes.txt" for
     "line 1", found nothing, and its answer "line 1" went back as a success."""
     model = text_then_files(declines)
-    text = CategoryManager("Text", "Words in a text.", [find_in_text], model)
-    files = CategoryManager("Files", "Read the lines of files.", [read_lines], model)
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="small")
+    files = CategoryManager(
+        "Files", "Read the lines of files.", [read_lines], model, guards="small"
+    )
     result = await MetaManager([text, files]).call_tool("text", LINE_ONE)
     assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
     assert result.remainder is None
