@@ -433,3 +433,39 @@ async def test_a_remainder_copied_from_a_tool_result_is_never_a_task() -> None:
 
 def test_read_result_still_reads_a_fence() -> None:
     assert read_result('<tool_result tool="x" status="ok">\nhi\n</tool_result>') is not None
+
+
+# -- ranking once per user message ----------------------------------------------------------
+class CountingRouter(MetaManager):
+    """A router that counts how often it ranks its categories."""
+
+    ranked = 0
+
+    def rank(self, text: str):  # type: ignore[no-untyped-def]
+        CountingRouter.ranked += 1
+        return super().rank(text)
+
+
+async def test_the_main_agent_ranks_the_categories_once_per_user_message() -> None:
+    topics = ["weather", "mail", "maps", "music", "news", "notes", "photos", "sports", "trains"]
+    categories = [
+        CategoryManager(t.title(), f"Everything about {t}.", [post_message], ScriptedModel([]))
+        for t in topics
+    ]
+    categories[0] = CategoryManager(
+        "Weather",
+        "Everything about weather.",
+        [build_status],
+        ScriptedModel([call("build_status", build="x"), say("Sunny.")] * 3),
+    )
+    global states
+    states = iter(["sunny"] * 3)
+    router = CountingRouter(categories)
+    ask = {"objective": "Forecast", "exact_input": "Paris"}
+    main = ScriptedModel(
+        [call("weather", **ask), call("weather", **ask), call("weather", **ask), say("Sunny.")]
+    )
+    CountingRouter.ranked = 0
+    assert await MainAgent(main, router).ask("What is the weather in Paris?") == "Sunny."
+    assert len(main.requests) == 4
+    assert CountingRouter.ranked == 1

@@ -179,6 +179,19 @@ class CategoryManager:
         # The index is built here, once per tool set, and only for a category that needs one.
         shortlist = self._shortlist_policy.build(pack.list_tools(), owner=f"category {self.name!r}")
         self.tools, self.shortlist = pack, shortlist
+        self._defined: dict[int, tuple[BaseTool, ToolDefinition]] = {}
+
+    def _definitions(self, tools: Sequence[BaseTool]) -> list[ToolDefinition]:
+        """The definitions of `tools` as the model is offered them, each built once per
+        tool set (a schema does not change while its tool is offered)."""
+        defined = self._defined
+        out = []
+        for tool in tools:
+            known = defined.get(id(tool))
+            if known is None or known[0] is not tool:
+                known = defined[id(tool)] = (tool, tool_definition(tool))
+            out.append(known[1])
+        return out
 
     def offer(self, run: Run) -> Selection:
         """Choose the tools the run's next LLM call is offered, and offer them.
@@ -294,7 +307,7 @@ class CategoryManager:
         """
         state, guards, counts = run.state, self.guards, run.state.guarded
         while True:
-            offered = [tool_definition(t) for t in run.tools] + CONTROL_TOOLS
+            offered = [*self._definitions(run.tools), *CONTROL_TOOLS]
             started = time.perf_counter()
             try:
                 turn = await self._complete(run, offered)
