@@ -62,5 +62,6 @@ async def test_the_model_options_of_the_config_reach_the_client(
     assert model.options == GenerationOptions(
         max_tokens=400, temperature=0, top_p=0.8, seed=1, extra_body={"cache_prompt": True}
     )
-    assert OpenAIChatModel("x", api_key="k").recover_text_calls is True
+    # Off unless asked for: the loop reads text calls under the `small` guards.
+    assert OpenAIChatModel("x", api_key="k").recover_text_calls is False
     await model.aclose()

@@ -196,7 +196,7 @@ async def test_a_call_written_as_text_comes_back_as_a_call_unless_recovery_is_of
 ) -> None:
     text = '```json\n{"name": "calc_add", "arguments": {"a": 1, "b": 2}}\n```'
     llm_server.enqueue(Reply(body=openai_text_reply(text)), Reply(body=openai_text_reply(text)))
-    async with OPENAI.make_model(llm_server) as model:
+    async with OPENAI.make_model(llm_server, recover_text_calls=True) as model:
         turn = await model.complete(ask("1+2?"))
     assert [(c.name, c.arguments) for c in turn.tool_calls] == [("calc_add", {"a": 1, "b": 2})]
     assert (turn.text, turn.recovered) == (None, 1)

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from meta_tools import tool
+from meta_tools._text import sentence
 from meta_tools.category.manager import CategoryManager
+from meta_tools.guards import Guards
 from meta_tools.llm import (
     AssistantTurn,
     ChatRequest,
@@ -163,7 +165,8 @@ def test_a_reply_of_tags_alone_is_flagged_so_the_model_is_asked_again(text: str)
     which the user would have read as its answer."""
     turn = recover_turn(AssistantTurn(text=text), ask("Make me a QR code"))
     assert turn.tool_calls == [] and turn.unread_call is not None
-    assert nudge(turn, 0) is not None
+    note = Guards("small").text("unread_call", problem=sentence(turn.unread_call))
+    assert nudge(turn, note) == [turn.as_message(), Message(role="user", content=note)]
     # An empty list, text beside a tag, or no tools offered: taken as they are.
     for kept in ("[]", "Done. <br>"):
         assert recover_turn(AssistantTurn(text=kept), ask("x")).unread_call is None
@@ -637,7 +640,8 @@ def test_an_unreadable_call_without_a_loop_is_echoed_whole() -> None:
     turn = AssistantTurn(
         text='{"name": "calculate", "arguments": {"expression": "2 +', unread_call="x"
     )
-    echoed, note = nudge(turn, 0) or []
+    told = Guards("small").text("unread_call", problem=sentence("x"))
+    echoed, note = nudge(turn, told)
     assert echoed.content == turn.text
     assert note.content.startswith("Your reply looks like a tool call, but it could not be read")
 
