@@ -1,6 +1,7 @@
 """*overhead*: the router's own cost per one-tool category call, and *parallel*: one round of N slow tools.
 
-Overhead: an instant scripted model (`ScriptedModel.from_function`) and a no-op
+Overhead: with the default guard profile (`capable`), and the one-tool call again with
+`small` (every guard on), an instant scripted model (`ScriptedModel.from_function`) and a no-op
 async tool, so everything measured is the router: prompt rendering, schemas,
 validation, the tool call, result records, events off. A call is two LLM turns
 (select the tool, then answer). CPU time per call comes from `time.process_time`
@@ -45,13 +46,16 @@ def _instant(request: ChatRequest) -> AssistantTurn:
     return _CALL if len(request.messages) == 2 else _DONE
 
 
-def _category() -> tuple[CategoryManager, ScriptedModel]:
+def _category(guards: str = "capable") -> tuple[CategoryManager, ScriptedModel]:
     def answer(request: ChatRequest) -> AssistantTurn:
         model.requests.clear()  # a real client keeps no history; the scripted one would
         return _instant(request)
 
     model = ScriptedModel.from_function(answer)
-    return CategoryManager("Bench", "A benchmark category.", [noop], model, memory_size=0), model
+    category = CategoryManager(
+        "Bench", "A benchmark category.", [noop], model, memory_size=0, guards=guards
+    )
+    return category, model
 
 
 def _p99(samples: list[float]) -> float:
@@ -59,8 +63,8 @@ def _p99(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
-async def _sequential(calls: int) -> dict[str, Any]:
-    category, model = _category()
+async def _sequential(calls: int, guards: str = "capable") -> dict[str, Any]:
+    category, model = _category(guards)
     for _ in range(200):  # warm-up: imports, caches, lazy schemas
         await category.run("Do it", "now")
     model.requests.clear()
@@ -77,6 +81,7 @@ async def _sequential(calls: int) -> dict[str, Any]:
     assert result.status == "success" and result.usage.llm_calls == 2
     elapsed = time.perf_counter() - started
     return {
+        "guards": guards,
         "concurrency": 1,
         "calls": calls,
         "cpu_mean_ms": round(statistics.mean(cpu) * 1e3, 4),
@@ -146,7 +151,7 @@ async def _memory(concurrency: int) -> dict[str, Any]:
 
 async def run_overhead(*, quick: bool = False) -> dict[str, Any]:
     calls = 2000 if quick else 20000
-    rows = [await _sequential(calls)]
+    rows = [await _sequential(calls), await _sequential(calls, "small")]
     for concurrency, rounds in ((100, 10 if quick else 50), (1000, 2 if quick else 10)):
         rows.append(await _concurrent(concurrency, rounds))
     return {"rows": rows, "memory": await _memory(1000)}

@@ -90,6 +90,7 @@ def show_context(result: dict[str, Any]) -> str:
 def show_overhead(result: dict[str, Any]) -> str:
     rows = [
         [
+            r.get("guards", "capable"),
             r["concurrency"],
             r["calls"],
             r.get("cpu_mean_ms", "-"),
@@ -105,6 +106,7 @@ def show_overhead(result: dict[str, Any]) -> str:
     return (
         table(
             [
+                "guards",
                 "concurrency",
                 "calls",
                 "CPU mean ms",
