@@ -2,199 +2,152 @@
 
 The main agent sees a few category tools (`MetaManager`, level 3); each
 category (`CategoryManager`, level 2) picks, runs and checks concrete tools
-(`BaseTool`, level 1). Every type a user passes in or gets back is importable
-from here; the modules behind them may move.
+(`BaseTool`, level 1). This top level holds the names of the quick start and
+what their documented behaviour needs; the rest lives in sub-namespaces:
 
-Each is imported on first use, so that importing one module of the package (the
+    meta_tools              MetaManager, MainAgent, MetaToolsConfig, CategoryManager,
+                            CategoryResult, Limits, RunSuspended, SuspendedRun, tool,
+                            FunctionTool, BaseTool, ToolPack, ToolParameter, ToolContext,
+                            MetaToolsError, ConfigError, ModelError
+    meta_tools.llm          models and chat types: OpenAIChatModel, DashScopeChatModel,
+                            ScriptedModel, ChatModel, GenerationOptions, Message, ...
+    meta_tools.events       what a run reports step by step (RunEvent, ToolFinished, ...)
+    meta_tools.exceptions   the one exception family, drawn in its docstring
+    meta_tools.tracing      JsonlTrace, Tracer
+    meta_tools.tools.mcp    McpToolSource, McpServerTool
+    meta_tools.category     Execution, RunUsage
+
+Each name is imported on first use, so that importing one module of the package (the
 command's `--version`, a tool server) does not load every level and the MCP SDK.
+A name that moved to a sub-namespace still resolves here, with a `DeprecationWarning`
+naming its new import.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from .agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
-    from .category import CategoryManager, CategoryResult, Execution, RunUsage
-    from .category.events import (
-        Evaluated,
-        EventSink,
-        ModelCalled,
-        RunEvent,
-        RunFinished,
-        RunStarted,
-        ToolFinished,
-        ToolsSelected,
-    )
+    from .agent import MainAgent
+    from .category import CategoryManager, CategoryResult
+    from .category.limits import Limits
+    from .category.suspend import RunSuspended, SuspendedRun
     from .config import MetaToolsConfig
-    from .exceptions import (
-        CategoryNotFoundError,
-        ClosedError,
-        ConfigError,
-        MetaToolsError,
-        ModelError,
-        SamplingUnsupportedError,
-        ScriptExhaustedError,
-        ToolArgumentsError,
-        ToolDefinitionError,
-        ToolError,
-        ToolExecutionError,
-        ToolNotFoundError,
-        ToolTimeoutError,
-        ToolUnavailableError,
-    )
-    from .llm import (
-        AssistantTurn,
-        ChatModel,
-        ChatRequest,
-        Message,
-        ScriptedModel,
-        ToolCall,
-        ToolDefinition,
-        Usage,
-    )
-    from .llm.dashscope import DashScopeChatModel
-    from .llm.openai import OpenAIChatModel
+    from .exceptions import ConfigError, MetaToolsError, ModelError
     from .router import MetaManager
-    from .router.manager import CategoryCall
-    from .router.reload import ConfigReloader, ReloadOutcome
     from .tools import BaseTool, FunctionTool, ToolContext, ToolPack, ToolParameter, tool
-    from .tools.mcp import McpServerTool, McpToolSource
-    from .tracing import JsonlTrace, Tracer
 
 __all__ = [
-    "AgentStep",
-    "AssistantTurn",
     "BaseTool",
-    "CategoryCall",
-    "CategoryCalled",
     "CategoryManager",
-    "CategoryNotFoundError",
     "CategoryResult",
-    "CategoryReturned",
-    "ChatModel",
-    "ChatRequest",
-    "ClosedError",
     "ConfigError",
-    "ConfigReloader",
-    "DashScopeChatModel",
-    "Evaluated",
-    "EventSink",
-    "Execution",
     "FunctionTool",
-    "JsonlTrace",
+    "Limits",
     "MainAgent",
-    "McpServerTool",
-    "McpToolSource",
-    "Message",
     "MetaManager",
     "MetaToolsConfig",
     "MetaToolsError",
-    "ModelCalled",
     "ModelError",
-    "OpenAIChatModel",
-    "ReloadOutcome",
-    "RunEvent",
-    "RunFinished",
-    "RunStarted",
-    "RunUsage",
-    "SamplingUnsupportedError",
-    "ScriptExhaustedError",
-    "ScriptedModel",
-    "ToolArgumentsError",
-    "ToolCall",
+    "RunSuspended",
+    "SuspendedRun",
     "ToolContext",
-    "ToolDefinition",
-    "ToolDefinitionError",
-    "ToolError",
-    "ToolExecutionError",
-    "ToolFinished",
-    "ToolNotFoundError",
     "ToolPack",
     "ToolParameter",
-    "ToolTimeoutError",
-    "ToolUnavailableError",
-    "ToolsSelected",
-    "Tracer",
-    "Usage",
     "tool",
 ]
 
 #: The module each public name is imported from.
 _HOMES = {
-    "AgentStep": ".agent",
-    "AssistantTurn": ".llm",
     "BaseTool": ".tools",
-    "CategoryCall": ".router.manager",
-    "CategoryCalled": ".agent",
     "CategoryManager": ".category",
-    "CategoryNotFoundError": ".exceptions",
     "CategoryResult": ".category",
-    "CategoryReturned": ".agent",
-    "ChatModel": ".llm",
-    "ChatRequest": ".llm",
-    "ClosedError": ".exceptions",
     "ConfigError": ".exceptions",
-    "ConfigReloader": ".router.reload",
-    "DashScopeChatModel": ".llm",
-    "Evaluated": ".category.events",
-    "EventSink": ".category.events",
-    "Execution": ".category",
     "FunctionTool": ".tools",
-    "JsonlTrace": ".tracing",
+    "Limits": ".category.limits",
     "MainAgent": ".agent",
-    "McpServerTool": ".tools.mcp",
-    "McpToolSource": ".tools.mcp",
-    "Message": ".llm",
     "MetaManager": ".router",
     "MetaToolsConfig": ".config",
     "MetaToolsError": ".exceptions",
-    "ModelCalled": ".category.events",
     "ModelError": ".exceptions",
-    "OpenAIChatModel": ".llm",
-    "ReloadOutcome": ".router.reload",
-    "RunEvent": ".category.events",
-    "RunFinished": ".category.events",
-    "RunStarted": ".category.events",
-    "RunUsage": ".category",
-    "SamplingUnsupportedError": ".exceptions",
-    "ScriptExhaustedError": ".exceptions",
-    "ScriptedModel": ".llm",
-    "ToolArgumentsError": ".exceptions",
-    "ToolCall": ".llm",
-    "ToolDefinition": ".llm",
+    "RunSuspended": ".category.suspend",
+    "SuspendedRun": ".category.suspend",
     "ToolContext": ".tools",
-    "ToolDefinitionError": ".exceptions",
-    "ToolError": ".exceptions",
-    "ToolExecutionError": ".exceptions",
-    "ToolFinished": ".category.events",
-    "ToolNotFoundError": ".exceptions",
     "ToolPack": ".tools",
     "ToolParameter": ".tools",
-    "ToolTimeoutError": ".exceptions",
-    "ToolUnavailableError": ".exceptions",
-    "ToolsSelected": ".category.events",
-    "Tracer": ".tracing",
-    "Usage": ".llm",
     "tool": ".tools",
+}
+
+#: Names that were flat here before 0.2 and the public namespace that holds each now.
+MOVED = {
+    "AgentStep": "meta_tools.events",
+    "AssistantTurn": "meta_tools.llm",
+    "CategoryCall": "meta_tools.router.manager",
+    "CategoryCalled": "meta_tools.events",
+    "CategoryNotFoundError": "meta_tools.exceptions",
+    "CategoryReturned": "meta_tools.events",
+    "ChatModel": "meta_tools.llm",
+    "ChatRequest": "meta_tools.llm",
+    "ClosedError": "meta_tools.exceptions",
+    "ConfigReloader": "meta_tools.router.reload",
+    "DashScopeChatModel": "meta_tools.llm",
+    "Evaluated": "meta_tools.events",
+    "EventSink": "meta_tools.events",
+    "Execution": "meta_tools.category",
+    "JsonlTrace": "meta_tools.tracing",
+    "McpServerTool": "meta_tools.tools.mcp",
+    "McpToolSource": "meta_tools.tools.mcp",
+    "Message": "meta_tools.llm",
+    "ModelCalled": "meta_tools.events",
+    "OpenAIChatModel": "meta_tools.llm",
+    "ReloadOutcome": "meta_tools.router.reload",
+    "RunEvent": "meta_tools.events",
+    "RunFinished": "meta_tools.events",
+    "RunStarted": "meta_tools.events",
+    "RunUsage": "meta_tools.category",
+    "SamplingUnsupportedError": "meta_tools.exceptions",
+    "ScriptExhaustedError": "meta_tools.exceptions",
+    "ScriptedModel": "meta_tools.llm",
+    "ToolArgumentsError": "meta_tools.exceptions",
+    "ToolCall": "meta_tools.llm",
+    "ToolDefinition": "meta_tools.llm",
+    "ToolDefinitionError": "meta_tools.exceptions",
+    "ToolError": "meta_tools.exceptions",
+    "ToolExecutionError": "meta_tools.exceptions",
+    "ToolFinished": "meta_tools.events",
+    "ToolNotFoundError": "meta_tools.exceptions",
+    "ToolTimeoutError": "meta_tools.exceptions",
+    "ToolUnavailableError": "meta_tools.exceptions",
+    "ToolsSelected": "meta_tools.events",
+    "Tracer": "meta_tools.tracing",
+    "Usage": "meta_tools.llm",
 }
 
 
 def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
-    if home is None:
-        try:  # a subpackage, as `import meta_tools` used to load them all (`meta_tools.llm`)
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
+    if home is not None:
+        value = getattr(importlib.import_module(home, __name__), name)
+        globals()[name] = value
+        return value
+    moved = MOVED.get(name)
+    if moved is not None:
+        warnings.warn(
+            f"meta_tools.{name} moved: use `from {moved} import {name}`",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(moved), name)
+    try:  # a subpackage, as `import meta_tools` used to load them all (`meta_tools.llm`)
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

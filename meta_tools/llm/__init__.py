@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .base import ChatModel
+from .base import ChatModel, GenerationOptions
 from .scripted import ScriptedModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition, Usage
 
@@ -22,6 +22,7 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "DashScopeChatModel",
+    "GenerationOptions",
     "Message",
     "OpenAIChatModel",
     "ScriptedModel",

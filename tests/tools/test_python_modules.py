@@ -9,7 +9,8 @@ from types import ModuleType
 
 import pytest
 
-from meta_tools import MetaManager, MetaToolsConfig, ToolDefinitionError, ToolPack, tool
+from meta_tools import MetaManager, MetaToolsConfig, ToolPack, tool
+from meta_tools.exceptions import ToolDefinitionError
 from meta_tools.llm import ScriptedModel
 from meta_tools.tools.mcp.connection import McpToolSource
 from meta_tools.tools.python_modules import collect_tools, import_tools
