@@ -13,8 +13,8 @@ import pytest
 
 from meta_tools import tool
 from meta_tools.category.manager import CategoryManager
+from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, OpenAIChatModel, ScriptedModel, ToolCall
-from meta_tools.llm.recovery import EMPTY_NOTE, MAX_NUDGES
 from tests.fakes.llm_server import (
     FakeLLMServer,
     RecordedRequest,
@@ -26,6 +26,11 @@ from tests.fakes.llm_server import (
 )
 
 pytestmark = pytest.mark.anyio
+
+#: An empty reply is asked again under the small-model guards (guard `empty_reply`).
+SMALL = Guards("small")
+EMPTY_NOTE = SMALL.text("empty_reply")
+MAX_NUDGES = SMALL.budget("empty_reply")
 
 
 @tool
@@ -184,7 +189,7 @@ async def test_an_empty_reply_over_the_wire_ends_the_run_cleanly(
 ) -> None:
     # An empty completion is asked again (`MAX_NUDGES` times) before it counts.
     llm_server.enqueue(*[Reply(body=body)] * (1 + MAX_NUDGES))
-    result = await category(openai_model).run("Add", "2 and 3")
+    result = await category(openai_model, guards=SMALL).run("Add", "2 and 3")
     assert result.status == status
     assert summary in result.summary
     assert result.executions == []
@@ -234,7 +239,7 @@ async def test_an_unknown_tool_is_answered_with_the_available_ones_and_withdraws
 async def test_an_empty_reply_before_any_tool_is_no_suitable_tool() -> None:
     """Asked again `MAX_NUDGES` times first; still empty, nothing was selected."""
     model = ScriptedModel([AssistantTurn()] * (1 + MAX_NUDGES))
-    result = await category(model).run("Add", "1 and 2")
+    result = await category(model, guards=SMALL).run("Add", "1 and 2")
     assert len(model.requests) == 1 + MAX_NUDGES
     assert (result.status, result.summary, result.executions) == (
         "no_suitable_tool",
