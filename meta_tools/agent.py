@@ -320,7 +320,8 @@ class MainAgent:
             results.extend(returned.values())
             turn.extend(replies)
             turn.extend(self._not_run(over, cap))
-            turn.extend(await self._finish_remainders(calls, text, returned, results, on_step))
+            if guards.on("hand_on_rest"):
+                turn.extend(await self._finish_remainders(calls, text, returned, results, on_step))
             if guards.on("each_result") and len(results) - before >= 2 and not only_repeats:
                 # Seen with the 1.5B: after two results it answered with the last one only.
                 turn.append(Message(role="user", content=guards.text("each_result")))

@@ -173,6 +173,14 @@ GUARDS: tuple[Guard, ...] = (
         " makes a decline after them a decline, so the router tries the next category.",
     ),
     Guard(
+        "hand_on_rest",
+        "results",
+        "main",
+        "Sends the part of a task a category did and declined the rest of (its"
+        " `remainder`) to the best-ranked other category, instead of leaving it to the"
+        " main agent's model.",
+    ),
+    Guard(
         "each_result",
         "results",
         "main",
@@ -309,7 +317,7 @@ class Guards:
         template = self._texts.get(name)
         if template is None:
             template = self._texts[name] = self._load(name)
-        return template.render(budget=self._budgets[name], **values)
+        return template.render({"budget": self._budgets[name], **values})
 
     def _load(self, name: str) -> jinja2.Template:
         source = _BY_NAME[name].text

@@ -426,7 +426,7 @@ async def test_a_remainder_copied_from_a_tool_result_is_never_a_task() -> None:
             say("The page welcomes you."),
         ]
     )
-    agent = MainAgent(main, MetaManager([web, bank]))
+    agent = MainAgent(main, MetaManager([web, bank]), guards="small")  # small hands on rests
     assert await agent.ask("Summarise https://example.com") == "The page welcomes you."
     assert paid == []
 

@@ -504,7 +504,7 @@ async def test_the_rest_is_sent_on_once() -> None:
         ]
     )
     model = ScriptedModel.from_function(categories)
-    answer = await MainAgent(main, world(model, max_categories=8)).ask(
+    answer = await MainAgent(main, world(model, max_categories=8), guards="small").ask(
         "What is 2 + 3, the weather in Paris, and find the film Heat?"
     )
     assert answer == "5; Paris is dry."
@@ -552,7 +552,7 @@ async def test_what_the_first_part_found_does_not_steer_where_the_rest_is_retrie
     managers = [CategoryManager(n, d, tools.get(n, t), model) for n, d, t in CATEGORIES]
     meta = MetaManager(managers, routing=RoutingConfig(max_categories=8, min_score_ratio=0.0))
     assert meta.rank(add_goals(2, 3))[0].category.name == "Football"  # what the text says
-    await MainAgent(main, meta).ask("What is 2 + 3, and the weather in Paris?")
+    await MainAgent(main, meta, guards="small").ask("What is 2 + 3, and the weather in Paris?")
     assert [category_named(r) for r in model.requests] == ["Maths", "Maths", "Weather"]
 
 
@@ -569,7 +569,9 @@ async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> N
         if isinstance(step, CategoryReturned) and step.result is not None:
             results.append(step.result)
 
-    await MainAgent(main, meta).ask("What is 2 + 3, and the weather in Paris?", on_step=keep)
+    await MainAgent(main, meta, guards="small").ask(
+        "What is 2 + 3, and the weather in Paris?", on_step=keep
+    )
     assert [(r.category, r.status) for r in results] == [
         ("Maths", "success"),
         ("Weather", "no_suitable_tool"),
