@@ -469,3 +469,10 @@ async def test_the_main_agent_ranks_the_categories_once_per_user_message() -> No
     assert await MainAgent(main, router).ask("What is the weather in Paris?") == "Sunny."
     assert len(main.requests) == 4
     assert CountingRouter.ranked == 1
+
+
+def test_the_guards_page_lists_every_guard_with_its_stage_loop_and_budget() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "guards.md").read_text()
+    for guard in GUARDS:
+        row = f"| `{guard.name}` | {guard.stage} | {guard.loop} | {guard.budget or '—'} |"
+        assert row in page, row
