@@ -165,7 +165,8 @@ def test_run_with_json_prints_only_the_category_result(
 def test_run_without_a_model_section_uses_the_openai_environment_variables(
     workdir: Path, llm_server: FakeLLMServer
 ) -> None:
-    write_config(workdir, CATEGORIES)
+    # A small model's call written as text: the small-model guards read it.
+    write_config(workdir, {"guards": {"profile": "small"}, **CATEGORIES})
     llm_server.enqueue(
         Reply(body=openai_text_reply('{"name": "shout", "arguments": {"text": "hi"}}')),
         Reply(body=openai_text_reply("HI")),
