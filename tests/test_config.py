@@ -185,6 +185,7 @@ def test_the_config_json_schema_is_exported() -> None:
         "memory",
         "serve",
         "routing",
+        "guards",
     }
     assert schema["additionalProperties"] == {"$ref": "#/$defs/CategoryConfig"}
     assert schema["$defs"]["CategoryConfig"]["required"] == ["description", "tools"]
