@@ -338,7 +338,9 @@ class CategoryManager:
                 outcome = Answered(note.cut_from(outcome.text))
             took = time.perf_counter() - started
             await run.emit(partial(self._decision, run, outcome, turn, took))
-            found_nothing = state.found_nothing if guards.on("found_nothing") else []
+            # Read only where an outcome can end the run on it (the evaluation prompt reads it too).
+            ends = isinstance(outcome, Declined | Answered) and guards.on("found_nothing")
+            found_nothing = state.found_nothing if ends else []
             match outcome:
                 case Requested(missing, question):
                     result = self._result(
