@@ -84,3 +84,12 @@ def test_the_agent_loop_block_runs_against_a_local_openai_compatible_server(
     assert done.returncode == 0, done.stderr
     assert done.stdout == EXPECTED["AsyncOpenAI"]
     assert llm_server.pending == 0
+
+
+def test_the_readme_stays_short_and_its_test_command_is_the_one_ci_runs() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'pip install -e ".[dev]"\npython -m pytest -q\n' in text
+    assert 'pip install -e ".[dev]"\n' in ci
+    assert "\npython -m pytest -q\n" in ci
