@@ -47,7 +47,7 @@ from .bfcl_sides import (
     ask_pooled,
     read_back,
 )
-from .e2e_sides import CountingModel
+from .e2e_sides import CountingModel, judge_calls, show_precision, tool_use
 from .models import build_model
 from .report import (
     RESULTS,
@@ -103,7 +103,7 @@ def _say(text: str) -> None:
 def score(entry: Entry, category: str, side: str, answered: Answered) -> dict[str, Any]:
     """One row: BFCL's verdict on the side's calls, what ran and what it cost."""
     verdict = check(entry, answered.calls)
-    wanted = {name for answer in entry.answer or () for name in answer}
+    wanted = _wanted(entry)
     called = {name for name, _ in answered.calls}
     right_function = not called if entry.irrelevance else bool(wanted) and wanted <= called
     row = {"task": entry.id, "category": category, "side": side, "correct": verdict.valid,
@@ -244,6 +244,8 @@ async def run_pooled(
                     continue
                 answered = await ask_pooled(counter, catalog, entry, side)
                 row = score(entry, category, side, answered)
+                gold = _wanted(entry)
+                row |= {"gold": sorted(gold)} | judge_calls(gold, answered.run.attempts)
                 _judge_first_category(row, catalog, entry)
                 rows.append(row)
                 if on_row is not None:
@@ -259,9 +261,19 @@ async def run_pooled(
         "reach": reach,
         "entries": _drawn(samples),
         "by_category": _by_category(rows, sides),
-        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
+        "sides": {s: _pooled_summary([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
+
+
+def _wanted(entry: Entry) -> set[str]:
+    """BFCL's names of the functions the entry's answer calls (its gold tools)."""
+    return {name for answer in entry.answer or () for name in answer}
+
+
+def _pooled_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`summarize` with precision, completion and where the LLM calls went (`tool_use`)."""
+    return summarize(rows) | tool_use(rows) if rows else summarize(rows)
 
 
 def _judge_first_category(row: dict[str, Any], catalog: PooledCatalog, entry: Entry) -> None:
@@ -334,7 +346,8 @@ def show_pooled(title: str, found: Mapping[str, Any]) -> str:
                f" by topic, retrieval top {found['top_k']}")  # fmt: skip
     reach = found.get("reach")
     note = f"\n\nWithout a model: {_shown_reach(reach)}." if reach else ""
-    return heading + "\n\n" + table(headers, rows) + note
+    precision = show_precision(found["sides"])
+    return heading + "\n\n" + table(headers, rows) + note + (f"\n\n{precision}" * bool(precision))
 
 
 def differences() -> str:

@@ -176,6 +176,8 @@ class PooledCatalog:
             t.name: m.slug for m in self.meta.categories for t in m.tools.list_tools()
         }
         self.shortlist = Shortlist(self.tools, max_tools=top_k)
+        self.bfcl_name = {t.name: t.bfcl_name for t in self.tools}
+        """Offered name -> BFCL's name."""
 
     def retrieve(self, text: str) -> list[BaseTool]:
         """The top-k functions of the whole catalog for `text`, by BM25 (as RAG-MCP does)."""
@@ -215,4 +217,6 @@ async def ask_pooled(
         run = await ask_hierarchy(counter, catalog.meta, entry.prompt)
     else:
         run = await ask_flat(counter, catalog.retrieve(entry.prompt), entry.prompt)
+    # Scored by BFCL's names, as the checker is: a same-named function of another entry is right.
+    run.attempts = [(catalog.bfcl_name.get(name, name), ok) for name, ok in run.attempts]
     return Answered(run, catalog.ledger.take())

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import random
 import re
 from collections import defaultdict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from meta_tools.tools.base import BaseTool, ToolParameter
 
@@ -119,3 +122,86 @@ def catalog_tools(entries: list[dict[str, Any]]) -> list[CatalogTool]:
 def load_queries(data: Path, dataset: str) -> list[dict[str, Any]]:
     path = data / dataset / "queries.jsonl"
     return [json.loads(line) for line in path.open()] if path.exists() else []
+
+
+SPLITS = Path(__file__).resolve().parent / "splits"
+"""The committed query splits (`splits/<dataset>.json`: ids only, with how they were made)."""
+
+Part = Literal["tune", "test", "all"]
+PARTS: tuple[Part, ...] = ("tune", "test", "all")
+
+
+def make_split(
+    queries: Sequence[dict[str, Any]],
+    *,
+    seed: int,
+    seen: Collection[str] = (),
+    test_share: float = 1 / 3,
+) -> dict[str, list[str]]:
+    """Query ids in a tuning part and a test part, drawn once with `seed`.
+
+    Each subset gives `ceil(test_share * its size)` queries to the test part, drawn
+    only from queries not in `seen` (those some change was already tried on), so that
+    the test part is held out in fact; every other query is tuning. Both parts keep
+    the file order.
+
+    Raises:
+        ValueError: a subset has fewer unseen queries than its test share.
+    """
+    by_subset: dict[str, list[str]] = defaultdict(list)
+    for query in queries:
+        by_subset[str(query.get("subset") or query["qid"].split(":")[0])].append(query["qid"])
+    rng = random.Random(seed)
+    test: set[str] = set()
+    short = []
+    for subset in sorted(by_subset):
+        ids = by_subset[subset]
+        fresh = [i for i in ids if i not in seen]
+        wanted = math.ceil(test_share * len(ids))
+        if wanted > len(fresh):
+            short.append(f"{subset!r} has {len(fresh)} unseen of the {wanted} test queries")
+            continue
+        test.update(rng.sample(fresh, wanted))
+    if short:
+        raise ValueError("cannot split: " + "; ".join(short))
+    order = [q["qid"] for q in queries]
+    return {"tune": [i for i in order if i not in test], "test": [i for i in order if i in test]}
+
+
+def load_split(dataset: str = "stabletoolbench", *, folder: Path = SPLITS) -> dict[str, Any]:
+    """The committed split of `dataset` (`tune`, `test`, `seed`, `how`)."""
+    found: dict[str, Any] = json.loads((folder / f"{dataset}.json").read_text())
+    return found
+
+
+def split_queries(
+    queries: Sequence[dict[str, Any]], part: Part, split: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The queries of one part of `split` (default: the committed StableToolBench split),
+    in file order; `all` keeps every query, and so does a query file the split knows
+    none of (another data set, a test's few queries: `split_known` says which).
+
+    Raises:
+        ValueError: some queries are in neither part (the data changed since the split
+            was made).
+    """
+    split = split if split is not None else load_split()
+    if part == "all" or not split_known(queries, split):
+        return list(queries)
+    known = set(split["tune"]) | set(split["test"])
+    unknown = [q["qid"] for q in queries if q["qid"] not in known]
+    if unknown:
+        raise ValueError(
+            f"{len(unknown)} queries are in no part of the split (first: {unknown[0]!r});"
+            " the query file changed since the split was made"
+        )
+    wanted = set(split[part])
+    return [q for q in queries if q["qid"] in wanted]
+
+
+def split_known(queries: Sequence[dict[str, Any]], split: dict[str, Any] | None = None) -> bool:
+    """Whether `split` (default: the committed one) was made from these queries: it knows
+    one of them at least."""
+    split = split if split is not None else load_split()
+    known = set(split["tune"]) | set(split["test"])
+    return any(q["qid"] in known for q in queries)

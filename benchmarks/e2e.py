@@ -34,9 +34,19 @@ from meta_tools.llm.recovery import looks_like_call
 from meta_tools.llm.types import AssistantTurn
 from meta_tools.router.manager import MetaManager
 
-from .catalog import DEFAULT_DATA
+from .catalog import DEFAULT_DATA, PARTS, Part, split_known, split_queries
 from .e2e_catalog import LargeCatalog, load_large_catalog, sample_queries
-from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy, schema_tokens
+from .e2e_sides import (
+    CountingModel,
+    Run,
+    ask_category,
+    ask_flat,
+    ask_hierarchy,
+    judge_calls,
+    schema_tokens,
+    show_precision,
+    tool_use,
+)
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
 from .models import build_model
 from .report import (
@@ -157,16 +167,22 @@ async def run_demo(
                          f"  {run.calls}")  # fmt: skip
     return {
         "tasks": [t.id for t in tasks],
-        "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
+        "sides": {s: side_summary([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
 
 
 def catalog_queries(
-    catalog: LargeCatalog, limit: int | None, per_subset: int | None, seed: int
+    catalog: LargeCatalog,
+    limit: int | None,
+    per_subset: int | None,
+    seed: int,
+    split: Part = "test",
 ) -> list[dict[str, Any]]:
-    """The queries of a catalog run: a seeded sample per subset (or all), subsets in turn."""
-    queries = catalog.queries
+    """The queries of a catalog run: those of one part of the committed split
+    (`benchmarks/splits/stabletoolbench.json`), a seeded sample per subset (or all),
+    subsets in turn."""
+    queries = split_queries(catalog.queries, split)
     if per_subset is not None:
         queries = sample_queries(queries, per_subset, seed)
     return interleaved(queries, _subset)[:limit]
@@ -186,11 +202,12 @@ async def run_catalog(
     on_row: Checkpoint | None = None,
     done: Sequence[dict[str, Any]] = (),
     guards: str = "small",
+    split: Part = "test",
 ) -> dict[str, Any]:
     """Each query asked on each side; rows of `done` (an earlier run's, same settings)
     are kept and not asked again, so that a run of hours can go on where it stopped."""
     catalog = load_large_catalog(data)
-    queries = catalog_queries(catalog, limit, per_subset, seed)
+    queries = catalog_queries(catalog, limit, per_subset, seed, split)
     rows, finished = kept_rows(done, (q["qid"] for q in queries), sides)
     counter = CountingModel(model)
     meta = catalog.router(counter, order_seed=order_seed, guards=guards)
@@ -216,7 +233,8 @@ async def run_catalog(
             else:
                 run = await ask_flat(counter, catalog.tools, query["query"], guards=meta.guards)
             success = run.error is None and bool(gold & set(run.ran))
-            row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success}
+            row = {"task": query["qid"], "side": side, "correct": success, "right_tool": success,
+                   "gold": sorted(gold)} | judge_calls(gold, run.attempts)  # fmt: skip
             if side.startswith("hierarchy"):
                 row["first_category_right"] = bool(run.categories[:1]) and (
                     run.categories[0] in gold_slugs
@@ -226,7 +244,7 @@ async def run_catalog(
                 on_row(rows)
             _say(f"  {query['qid'][:18]:18} {side:13} {'ok ' if success else 'BAD'} {run.wall_s:7.1f}s"
                  f" {run.llm_calls} calls {run.prompt_tokens} tok {run.categories[:3]} {run.calls[:3]}")  # fmt: skip
-    summary = {s: summarize([r for r in rows if r["side"] == s]) for s in sides}
+    summary = {s: side_summary([r for r in rows if r["side"] == s]) for s in sides}
     if "flat" in sides and not fits:
         summary["flat"] = {"tasks": 0, "does_not_fit": True}
     return {
@@ -234,6 +252,7 @@ async def run_catalog(
         "categories": len(meta.categories),
         "category_tools": meta.categories[0].max_tools_per_prompt if meta.categories else None,
         "category_order_seed": order_seed,
+        "split": split if split_known(catalog.queries) else None,
         "query_seed": seed if per_subset is not None else None,
         "per_subset": per_subset,
         "flat_schema_tokens": flat_tokens,
@@ -254,6 +273,7 @@ async def run_routing(
     order_seeds: Sequence[int] = (1,),
     modes: Sequence[str] = ("ranked", "all"),
     on_row: Checkpoint | None = None,
+    split: Part = "test",
 ) -> dict[str, Any]:
     """The main agent's first category for `count` queries: one model call each.
 
@@ -262,7 +282,8 @@ async def run_routing(
     (`order_seeds`) is a separate run, to show whether the result depends on it.
     """
     catalog = load_large_catalog(data)
-    queries = random.Random(seed).sample(catalog.queries, min(count, len(catalog.queries)))
+    pool = split_queries(catalog.queries, split)
+    queries = random.Random(seed).sample(pool, min(count, len(pool)))
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
     # A request already asked (the same offer in another category order) gets the same
@@ -304,10 +325,16 @@ async def run_routing(
                  f" {took:6.1f}s {counted.prompt_tokens} tok  {first} (gold {sorted(gold)})")  # fmt: skip
     sides = sorted({r["side"] for r in rows})
     return {
+        "split": split if split_known(catalog.queries) else None,
         "queries": [q["qid"] for q in queries],
         "sides": {s: summarize([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
+
+
+def side_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`summarize` with precision, completion and where the LLM calls went (`tool_use`)."""
+    return summarize(rows) | tool_use(rows) if rows else summarize(rows)
 
 
 def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
@@ -334,7 +361,8 @@ def show(title: str, sides: dict[str, dict[str, Any]]) -> str:
     headers = ["side", "tasks", "accuracy", "right tool", "first category", "LLM calls",
                "prompt / completion tokens",
                "recovered calls", "wall s"]  # fmt: skip
-    return f"### {title}\n\n" + table(headers, rows)
+    precision = show_precision(sides)
+    return f"### {title}\n\n" + table(headers, rows) + (f"\n\n{precision}" if precision else "")
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -349,6 +377,14 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--per-subset", type=int, default=None, help="catalog: N queries of each subset (seeded)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the query samples")
+    parser.add_argument(
+        "--split",
+        choices=PARTS,
+        default="test",
+        help="catalog, routing: the part of the committed StableToolBench split asked"
+        " (benchmarks/splits/stabletoolbench.json): test for reported figures, tune for"
+        " trying changes",
+    )
     parser.add_argument(
         "--order-seed", type=int, default=None, help="catalog: shuffle the category order"
     )
@@ -411,10 +447,12 @@ async def _run_sets(
                 on_row=save,
                 done=stored_rows(out, args.model, "catalog") if args.resume else (),
                 guards=args.guards,
+                split=args.split,
             )
             record["catalog"] = found
             store(out, args.model, record)
-            _say(show(f"large catalog ({found['tools']} tools), {args.model}", found["sides"]))
+            title = f"large catalog ({found['tools']} tools, {args.split} queries), {args.model}"
+            _say(show(title, found["sides"]))
         if args.set == "routing":
             save = checkpoint(out, args.model, record, "routing")
             orders = [int(x) for x in args.routing_orders.split(",") if x.strip()]
@@ -426,6 +464,7 @@ async def _run_sets(
                 order_seeds=orders,
                 modes=wanted or ("ranked", "all"),
                 on_row=save,
+                split=args.split,
             )
             record["routing"] = routed
             store(out, args.model, record)

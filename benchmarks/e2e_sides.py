@@ -5,14 +5,17 @@
 - flat / retrieval: one agent offered concrete tools (all of them, or the BM25 top-k).
 
 Every side runs on a `CountingModel`, so LLM calls and tokens of the main agent
-and of the categories are added up the same way.
+and of the categories are added up the same way, and each call is told apart by
+where it went (`llm_call_place`). `judge_calls` and `tool_use` score precision and
+completion beside "a gold tool ran".
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,22 @@ from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.pack import ToolPack
 
-__all__ = ["FLAT_INSTRUCTIONS", "CountingModel", "Run", "ask_category", "ask_flat", "ask_hierarchy"]
+from .report import table
+
+__all__ = [
+    "FLAT_INSTRUCTIONS",
+    "Asked",
+    "CountingModel",
+    "Run",
+    "ask_category",
+    "ask_flat",
+    "ask_hierarchy",
+    "attempts_of",
+    "judge_calls",
+    "llm_call_place",
+    "show_precision",
+    "tool_use",
+]
 
 FLAT_INSTRUCTIONS = """You are Friday, a helpful assistant.
 Use the tools to do what the user asks.
@@ -37,6 +55,63 @@ Take argument values from the user's message. Never invent values.
 A required value is missing: ask the user for it, and call no tool.
 No tool can do it: say so, and call no tool.
 Once the results answer the user, reply briefly in plain text."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The shape of one request to the model: enough to tell where it went."""
+
+    offered: frozenset[str]
+    """The names of the tools it offered."""
+    system: str
+    """Its first message when that is a system message ("" otherwise)."""
+    last_role: str
+    """The role of its last message (`tool`: it carries results)."""
+    replied_before: bool
+    """Whether it holds an assistant message (not the opening request of a conversation)."""
+
+    @classmethod
+    def of(cls, request: ChatRequest) -> Asked:
+        messages = request.messages
+        first = messages[0] if messages else None
+        return cls(
+            offered=frozenset(t.name for t in request.tools),
+            system=first.content or "" if first is not None and first.role == "system" else "",
+            last_role=messages[-1].role if messages else "",
+            replied_before=any(m.role == "assistant" for m in messages),
+        )
+
+
+def llm_call_place(asked: Sequence[Asked], main_tools: Collection[str] = ()) -> dict[str, int]:
+    """Where the LLM calls of one run went: `<who>/<round>` -> count.
+
+    `who`: `main` (the request offered a tool of `main_tools`, the main agent's category
+    tools, or had the system prompt of such a request), `category` (any other request
+    while `main_tools` is given), `agent` (no `main_tools`: the one agent of the flat and
+    retrieval sides). `round`: `first` (no reply before it: a conversation's or a category
+    run's opening request), `after_results` (it carries tool or category results: a next
+    step or the answer round), `nudge` (after a reply, with a note instead of results: a
+    retry of an unreadable or empty reply, a push to answer).
+    """
+    main = set(main_tools)
+    main_systems = {a.system for a in asked if a.offered & main}
+    counts: Counter[str] = Counter()
+    for a in asked:
+        if not main:
+            who = "agent"
+        elif a.offered & main or (a.system and a.system in main_systems):
+            who = "main"
+        else:
+            who = "category"
+        step = (
+            "first"
+            if not a.replied_before
+            else "after_results"
+            if a.last_role == "tool"
+            else "nudge"
+        )
+        counts[f"{who}/{step}"] += 1
+    return dict(sorted(counts.items()))
 
 
 class CountingModel:
@@ -49,10 +124,13 @@ class CountingModel:
     def __init__(self, model: ChatModel, *, log: Path | None = None) -> None:
         self.model = model
         self.counted = RunUsage()
+        self.asked: list[Asked] = []
+        """The shape of every request since the last `take`."""
         self.log = log
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         turn = await self.model.complete(request)
+        self.asked.append(Asked.of(request))
         if self.log is not None:
             entry = {
                 "offered": [t.name for t in request.tools][:8],
@@ -77,6 +155,7 @@ class CountingModel:
     def take(self) -> RunUsage:
         """What was counted since the last `take`."""
         counted, self.counted = self.counted, RunUsage()
+        self.asked = []
         return counted
 
 
@@ -89,6 +168,8 @@ class Run:
     """Tools that ran without error, in order."""
     calls: list[str] = field(default_factory=list)
     """Every concrete call with its arguments, for reading what the model did."""
+    attempts: list[tuple[str, bool]] = field(default_factory=list)
+    """Every concrete call in order: the tool's name and whether it ran."""
     statuses: list[str] = field(default_factory=list)
     """Category statuses (hierarchy and category-call sides)."""
     categories: list[str] = field(default_factory=list)
@@ -100,12 +181,18 @@ class Run:
     completion_tokens: int = 0
     recovered_calls: int = 0
     wall_s: float = 0.0
+    llm_calls_by: dict[str, int] = field(default_factory=dict)
+    """Where the LLM calls went (`llm_call_place`), with `category_calls` (the main
+    agent's) and `declined` (category runs that declined and were retried elsewhere)."""
 
     def record(self) -> dict[str, Any]:
         return asdict(self)
 
 
-async def _measured(counter: CountingModel, run: Run, started: float) -> Run:
+async def _measured(
+    counter: CountingModel, run: Run, started: float, main_tools: Collection[str] = ()
+) -> Run:
+    run.llm_calls_by = llm_call_place(counter.asked, main_tools) | run.llm_calls_by
     counted = counter.take()
     run.llm_calls, run.prompt_tokens = counted.llm_calls, counted.prompt_tokens
     run.completion_tokens, run.recovered_calls = counted.completion_tokens, counted.recovered_calls
@@ -116,6 +203,7 @@ async def _measured(counter: CountingModel, run: Run, started: float) -> Run:
 def _took(run: Run, result: CategoryResult) -> None:
     run.statuses.append(result.status)
     run.ran.extend(e.tool for e in result.executions if e.ok)
+    run.attempts.extend((e.tool, e.ok) for e in result.executions)
     run.calls.extend(
         f"{e.tool}({json.dumps(e.arguments, ensure_ascii=False)})" for e in result.executions
     )
@@ -126,10 +214,16 @@ async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) 
     run, started = Run(), time.perf_counter()
     counter.take()
 
+    places = {"category_calls": 0, "declined": 0}
+    run.llm_calls_by = places
+
     async def step(event: AgentStep) -> None:
+        if isinstance(event, CategoryCalled):
+            places["category_calls"] += 1
         if isinstance(event, CategoryCalled) and event.call.name != ANY_CATEGORY:
             run.categories.append(event.call.name)
         if isinstance(event, CategoryReturned) and event.result is not None:
+            places["declined"] += len(event.result.declined or ())
             if event.call.name == ANY_CATEGORY:
                 first = (event.result.declined or [event.result.category])[0]
                 run.categories.append(meta.get_category(first).slug)
@@ -139,7 +233,8 @@ async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) 
         run.answer = await MainAgent(counter, meta).ask(prompt, on_step=step)
     except ModelError as exc:
         run.error = str(exc)
-    return await _measured(counter, run, started)
+    main_tools = {m.slug for m in meta.categories} | {ANY_CATEGORY}
+    return await _measured(counter, run, started, main_tools)
 
 
 async def ask_category(
@@ -158,7 +253,7 @@ async def ask_category(
         if result.status == "failed":
             run.error = result.summary
     run.answer = "\n".join(parts)
-    return await _measured(counter, run, started)
+    return await _measured(counter, run, started, {route[0] for route in routes})
 
 
 async def ask_flat(
@@ -199,6 +294,7 @@ async def ask_flat(
             for outcome in outcomes:
                 arguments = json.dumps(outcome.call.arguments, ensure_ascii=False)
                 run.calls.append(f"{outcome.call.name}({arguments})")
+                run.attempts.append((outcome.call.name, outcome.ok))
                 if outcome.ok:
                     run.ran.append(outcome.call.name)
                 text = render_value(outcome.value) if outcome.ok else f"error: {outcome.error}"
@@ -222,3 +318,82 @@ async def ask_flat(
 def schema_tokens(tools: Sequence[BaseTool]) -> int:
     """A rough token count of the tools' schemas (about 3.5 characters per token for JSON)."""
     return int(len(json.dumps([t.openai_schema() for t in tools], ensure_ascii=False)) / 3.5)
+
+
+def attempts_of(row: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """A row's concrete calls in order, (tool, ran); for a row stored before `attempts`
+    was recorded, read from its `calls` texts, a call counted as run when its tool ran."""
+    if "attempts" in row:
+        return [(str(name), bool(ok)) for name, ok in row["attempts"]]
+    ran = set(row.get("ran") or ())
+    names = [str(call).split("(", 1)[0] for call in row.get("calls") or ()]
+    return [(name, name in ran) for name in names]
+
+
+def judge_calls(gold: Collection[str], attempts: Sequence[tuple[str, bool]]) -> dict[str, Any]:
+    """Precision and completion of one run's concrete calls against its gold tools.
+
+    - `first_call_right`: its first call was to a gold tool, and ran;
+    - `tool_calls`: how many calls it made (each attempt, run or refused);
+    - `wrong_calls`: how many were to a tool that is not gold (a gold tool called with
+      bad arguments is not a wrong tool);
+    - `all_gold_ran`: every gold tool ran (a run with no gold tool: none did).
+    """
+    wanted = set(gold)
+    ran = {name for name, ok in attempts if ok}
+    return {
+        "first_call_right": bool(attempts) and attempts[0][0] in wanted and attempts[0][1],
+        "tool_calls": len(attempts),
+        "wrong_calls": sum(name not in wanted for name, _ in attempts),
+        "all_gold_ran": wanted <= ran if wanted else not attempts,
+    }
+
+
+def tool_use(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per side, over the rows that name their gold tools (`gold`): the share whose first
+    call was right and whose every gold tool ran, wrong and all tool calls a query, and
+    LLM calls a query by where they went (rows that record it)."""
+    judged = [r for r in rows if "gold" in r]
+    out: dict[str, Any] = {}
+    if judged:
+        verdicts = [judge_calls(r["gold"], attempts_of(r)) for r in judged]
+        n = len(judged)
+        out |= {
+            "judged": n,
+            "first_call_right": round(sum(v["first_call_right"] for v in verdicts) / n, 3),
+            "wrong_calls": round(sum(v["wrong_calls"] for v in verdicts) / n, 2),
+            "tool_calls": round(sum(v["tool_calls"] for v in verdicts) / n, 2),
+            "all_gold_ran": round(sum(v["all_gold_ran"] for v in verdicts) / n, 3),
+        }
+    placed = [r["llm_calls_by"] for r in rows if r.get("llm_calls_by")]
+    if placed:
+        keys = sorted({k for p in placed for k in p})
+        out["llm_calls_by"] = {
+            k: round(sum(p.get(k, 0) for p in placed) / len(placed), 2) for k in keys
+        }
+    return out
+
+
+def show_precision(sides: dict[str, dict[str, Any]]) -> str:
+    """Precision, completion and cost a query per side (sides whose rows name their gold)."""
+    judged = {side: s for side, s in sides.items() if s.get("judged")}
+    if not judged:
+        return ""
+    rows = [
+        [side, s["judged"], f"{s['accuracy']:.0%}", f"{s['first_call_right']:.0%}",
+         f"{s['all_gold_ran']:.0%}", f"{s['wrong_calls']:.2f}", f"{s['tool_calls']:.2f}",
+         f"{s['llm_calls'] / s['tasks']:.1f}", f"{s['prompt_tokens'] / s['tasks']:,.0f}",
+         f"{s['wall_s'] / s['tasks']:.0f}"]
+        for side, s in judged.items()
+    ]  # fmt: skip
+    headers = ["side", "queries", "solved (a gold tool ran)", "first call right",
+               "every gold tool ran", "wrong tool calls a query", "tool calls a query",
+               "LLM calls a query", "prompt tokens a query", "wall s a query"]  # fmt: skip
+    out = table(headers, rows)
+    places = {side: s["llm_calls_by"] for side, s in judged.items() if s.get("llm_calls_by")}
+    if places:
+        keys = sorted({k for p in places.values() for k in p})
+        out += "\n\nLLM calls a query, by where they went:\n\n" + table(
+            ["side", *keys], [[side, *(p.get(k, "") for k in keys)] for side, p in places.items()]
+        )
+    return out

@@ -5,7 +5,9 @@ each query, the rank of the best-placed category that holds a gold tool gives
 Recall@1/3/5 (the share of queries with such a category in the top k). Catalogs:
 
 - the e2e large catalog (LiveMCPBench tools + the StableToolBench APIs its
-  queries were written against, 48 categories) with the 385 StableToolBench queries;
+  queries were written against, 48 categories) with the StableToolBench queries of
+  one part of the committed split (`--split`: test, 130 queries, for reported
+  figures; tune, 255, for trying changes; all, 385);
 - the whole StableToolBench catalog (46 categories) with the same queries;
 - LiveMCPBench (8 categories; no queries: each described tool's own
   description, with that tool left out of the ranking);
@@ -30,10 +32,19 @@ from meta_tools.config import RoutingConfig
 from meta_tools.llm import ScriptedModel
 from meta_tools.router.ranking import CategoryRanking, best_few
 
-from .catalog import CatalogTool, load_catalog, load_queries
+from .catalog import (
+    DEFAULT_DATA,
+    PARTS,
+    CatalogTool,
+    Part,
+    load_catalog,
+    load_queries,
+    split_known,
+    split_queries,
+)
 from .e2e_catalog import load_large_catalog
 
-__all__ = ["KS", "run"]
+__all__ = ["KS", "main", "run"]
 
 KS = (1, 3, 5)
 
@@ -97,21 +108,26 @@ def _by_queries(tools: Sequence[CatalogTool], queries: list[dict[str, Any]]) -> 
     return _measure(tools, asked)
 
 
-def run(data: Path) -> dict[str, Any]:
-    """Every measurement whose data sets are in `data` (a missing one is left out)."""
+def run(data: Path, *, split: Part = "test") -> dict[str, Any]:
+    """Every measurement whose data sets are in `data` (a missing one is left out);
+    StableToolBench queries from the `split` part of the committed split."""
     have = {
         name for name in ("livemcpbench", "stabletoolbench", "sealtools") if (data / name).is_dir()
     }
     found: dict[str, Any] = {}
     if {"livemcpbench", "stabletoolbench"} <= have:
         large = load_large_catalog(data)
-        found["large catalog (e2e), StableToolBench queries"] = _by_queries(
-            large.tools, large.queries
+        part = f", {split} part" if split_known(large.queries) else ""
+        found[f"large catalog (e2e), StableToolBench queries{part}"] = _by_queries(
+            large.tools, split_queries(large.queries, split)
         )
     if "stabletoolbench" in have:
         stable = load_catalog(data, "stabletoolbench")
         queries = load_queries(data, "stabletoolbench")
-        found["StableToolBench, its queries"] = _by_queries(stable.tools, queries)
+        part = f", {split} part" if split_known(queries) else ""
+        found[f"StableToolBench, its queries{part}"] = _by_queries(
+            stable.tools, split_queries(queries, split)
+        )
     if "livemcpbench" in have:
         live = load_catalog(data, "livemcpbench")
         asked = [
@@ -124,3 +140,22 @@ def run(data: Path) -> dict[str, Any]:
         seal = load_catalog(data, "sealtools")
         found["Seal-Tools, its queries"] = _by_queries(seal.tools, load_queries(data, "sealtools"))
     return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m benchmarks.ranking [--split tune|test|all] [--data DIR]`: print the table
+    (`python -m benchmarks ranking` also writes `results/ranking.json`)."""
+    import argparse
+
+    from .run import show_ranking
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ranking", description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
+    parser.add_argument("--split", choices=PARTS, default="test", help="StableToolBench part")
+    args = parser.parse_args(argv)
+    print(show_ranking(run(args.data, split=args.split)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Committed query splits: `stabletoolbench.json` (made by `python -m benchmarks.splits.make`)."""
