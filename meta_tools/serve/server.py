@@ -13,6 +13,11 @@ content; status `failed` sets `isError`. Every step is reported as MCP
 progress. A cancelled call cancels its running tools. Clients are kept apart:
 each call's category memory is keyed by an identity the server checked
 (`sessions`); a 2026-07-28 HTTP call without a token has none.
+
+A host may send the user's own words with a call, `_meta["meta-tools/request"]`
+(`REQUEST_META_KEY`): the category ranks its shortlist for them too and its model
+reads them beside the objective, as with `MetaManager.call_tool(..., request=...)`
+(see docs/hosts-request.md).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import SamplingChatModel, host_supports_tool_sampling, sampling_host
 from ..llm.wrapper import find_model
 from ..router.from_config import serving_fallback
-from ..router.manager import CategoryCall, MetaManager
+from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
 from .disconnect import cancel_on_disconnect
@@ -73,6 +78,7 @@ from .resume import (
 from .sessions import SESSION_META_KEY, SessionKeys
 
 __all__ = [
+    "REQUEST_META_KEY",
     "SESSION_META_KEY",
     "BearerTokenMiddleware",
     "build_server",
@@ -82,6 +88,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("meta_tools.server")
+
+REQUEST_META_KEY = "meta-tools/request"
+"""A `_meta` key a host may send on a category call: the user's request it came from."""
 
 INSTRUCTIONS = (
     "Each tool is a category of concrete tools. Call it with `objective` (the goal) and "
@@ -149,6 +158,11 @@ class _Handlers:
             checked = self.meta.check_call(params.name, arguments)
         except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
+        request = (params.meta or {}).get(REQUEST_META_KEY)
+        if isinstance(request, str) and len(request) <= MAX_ARGUMENT_CHARS:
+            checked = dataclasses.replace(checked, request=request)
+        elif request is not None:
+            return error_result(_request_problem(request))
         session = self.sessions.key_for(ctx, params)
         if find_model(checked.category.model, SamplingChatModel) is None:
             return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
@@ -233,6 +247,19 @@ class LegacyHost:
             mcp_types.CreateMessageResultWithTools,
             metadata=ServerMessageMetadata(related_request_id=self._ctx.request_id),
         )
+
+
+def _request_problem(request: object) -> str:
+    """Why a `_meta` request cannot be used: not a string, or too long."""
+    if not isinstance(request, str):
+        return (
+            f"_meta[{REQUEST_META_KEY!r}] must be a string (the user's request), not"
+            f" {type(request).__name__}; leave it out when there is none"
+        )
+    return (
+        f"_meta[{REQUEST_META_KEY!r}] has {len(request):,} characters, more than"
+        f" {MAX_ARGUMENT_CHARS:,}; send the user's last message, not the conversation"
+    )
 
 
 def error_result(message: str) -> mcp_types.CallToolResult:
