@@ -12,6 +12,7 @@ def test_all_is_pinned_and_sorted() -> None:
         "ChatModel",
         "ChatRequest",
         "DashScopeChatModel",
+        "GenerationOptions",
         "Message",
         "OpenAIChatModel",
         "ScriptedModel",
