@@ -248,7 +248,7 @@ async def test_the_user_s_request_brings_its_best_match_beside_the_objective_s()
     await category.run("Weather forecast", "Oslo", request=request)
     alone, helped = (offered(r) for r in model.requests)
     assert "shorten_url" not in alone
-    assert helped == ["get_weather_forecast", "shorten_url"]  # each ranking keeps its best
+    assert helped == ["shorten_url", "get_weather_forecast"]  # each keeps its best, request first
 
 
 def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
