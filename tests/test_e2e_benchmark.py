@@ -17,6 +17,7 @@ from benchmarks.e2e import chosen, main, run_catalog, run_demo, run_routing, sco
 from benchmarks.e2e_catalog import sample_queries
 from benchmarks.e2e_sides import Run
 from benchmarks.e2e_tasks import TASKS, interleaved
+from benchmarks.report import latest_run
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
 from tests.fakes.llm_server import (
@@ -266,7 +267,7 @@ def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run
     argv += ["--sides", "retrieval", "--data", str(tmp_path), "--out", str(out), "--limit", "1"]
     argv += ["--quantisation", "Q4_K_M"]
     assert main(argv) == 0
-    stored = json.loads(out.read_text())["runs"]["fake"]
+    stored = latest_run(out, "fake")
     assert (stored["model"], stored["quantisation"], stored["limit"]) == ("fake", "Q4_K_M", 1)
     assert stored["machine"]["cores"] >= 1
     retrieval = stored["catalog"]["sides"]["retrieval"]
@@ -292,7 +293,7 @@ def test_the_command_runs_against_dashscope_with_the_real_sdk(
     argv += ["--model", "qwen-plus", "--set", "catalog", "--sides", "retrieval", "--limit", "1"]
     argv += ["--data", str(tmp_path), "--out", str(out)]
     assert main(argv) == 0
-    retrieval = json.loads(out.read_text())["runs"]["qwen-plus"]["catalog"]["sides"]["retrieval"]
+    retrieval = latest_run(out, "qwen-plus")["catalog"]["sides"]["retrieval"]
     assert (retrieval["accuracy"], retrieval["llm_calls"]) == (1.0, 2)
     assert [r.route for r in llm_server.requests] == ["dashscope", "dashscope"]
     assert llm_server.requests[0].body["model"] == "qwen-plus"
@@ -311,7 +312,7 @@ def test_tasks_names_the_demo_tasks_to_run_and_an_unknown_id_is_refused(
     argv = ["--base-url", llm_server.openai_base_url, "--model", "fake", "--set", "demo"]
     argv += ["--tasks", "m1", "--sides", "flat", "--out", str(out), "--log", str(log)]
     assert main(argv) == 0
-    demo = json.loads(out.read_text())["runs"]["fake"]["demo"]
+    demo = latest_run(out, "fake")["demo"]
     assert demo["tasks"] == ["m1"] and demo["sides"]["flat"]["accuracy"] == 1.0
     (turn,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert (turn["text"], turn["prompt_tokens"]) == ("391", 10)
