@@ -478,7 +478,8 @@ async def _run_sets(
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     wanted = args.sides.split(",") if args.sides else None
-    model = build_model(args, provider=args.provider)
+    # Under the small profile the client reads text calls too, so that the runs count them.
+    model = build_model(args, provider=args.provider, recover_text_calls=args.guards == "small")
     record: dict[str, Any] = {
         "model": args.model,
         "base_url": args.base_url,
