@@ -10,6 +10,7 @@ import difflib
 import json
 import os
 import re
+import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "misspelt_sections",
     "parse_json",
     "read_json",
+    "read_regular_file",
 ]
 
 Sections = Collection[str]
@@ -125,15 +127,69 @@ def _as_loc(loc: tuple[Any, ...], sections: Sections) -> list[Any]:
 MAX_DEPTH = 32
 
 
+#: A config larger than this is no config anyone wrote: refused before it is read.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_regular_file(path: str | os.PathLike[str], *, limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file at `path` (a link is followed), never blocking.
+
+    A FIFO, socket, device or folder is refused before it is opened: opening a FIFO
+    for reading waits for a writer, and reading a device may never end. The file is
+    opened with `O_NONBLOCK` and checked again through its descriptor, so a FIFO put
+    there between the check and the open is refused too.
+
+    Raises:
+        OSError: the file cannot be read; `strerror` says why in words (also for a
+            file that is not a regular file, or is larger than `limit` bytes).
+    """
+
+    def refuse(why: str) -> OSError:
+        return OSError(0, why, os.fspath(path))
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise refuse(f"{_kind(mode)}, not a regular file; point it at a JSON file")
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise refuse(f"{_kind(info.st_mode)}, not a regular file; point it at a JSON file")
+        if info.st_size > limit:
+            raise refuse(f"{info.st_size:,} bytes, more than the {limit:,} a config may have")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise refuse(f"more than the {limit:,} bytes a config may have")
+    return data
+
+
 def read_json(path: str | os.PathLike[str], *, sections: Sections) -> Any:
     """The JSON in the file at `path` (see `parse_json`).
 
     Raises:
-        ConfigError: naming the file: it cannot be read, is not UTF-8, or is not valid JSON.
+        ConfigError: naming the file: it cannot be read, is not a regular file (a FIFO,
+            a device, a folder), is not UTF-8, or is not valid JSON.
     """
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        # Newlines as text mode reads them, so that a syntax error's line is counted alike.
+        text = read_regular_file(file).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except OSError as exc:
         raise ConfigError(str(file), [f"cannot read the file: {exc.strerror}"]) from None
     except UnicodeDecodeError as exc:

@@ -18,6 +18,7 @@ import anyio.to_thread
 from anyio.abc import TaskStatus
 from watchfiles import Change, awatch
 
+from .._config_file import read_regular_file
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, ModelError
 from .manager import MetaManager
@@ -92,12 +93,9 @@ class ConfigReloader:
         for file in files:
             digest.update(str(file).encode())
             try:
-                if file.is_file():  # a FIFO would block the read: its name is enough
-                    digest.update(file.read_bytes())
-                else:
-                    digest.update(b"<not a regular file>")
-            except OSError:
-                digest.update(b"<unreadable>")
+                digest.update(read_regular_file(file))  # a FIFO is refused, never opened
+            except OSError as exc:
+                digest.update(f"<unreadable: {exc.strerror}>".encode())
         return digest.hexdigest()
 
     async def reload_now(self) -> ReloadOutcome | None:
