@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +20,7 @@ from ..router.from_config import missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..router.ways_out import has_model_section
 from ..tools.base import BaseTool
+from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import PendingTool
 from ..tools.wrapper import unwrap
 from .salvage import salvage
@@ -26,11 +29,14 @@ from .tokens import TokenCounter, load_counter
 __all__ = [
     "ConfigReport",
     "NoModel",
+    "PatternMiss",
     "check_category",
     "check_config",
     "editor_schema",
     "grouping_findings",
+    "is_pattern",
     "measure",
+    "pattern_misses",
 ]
 
 
@@ -83,6 +89,8 @@ async def check_config(
         meta = MetaManager.from_config(config, tools=tools, model=NoModel())
         async with meta:
             report.problems.extend(_unreachable(meta))
+            report.problems.extend(_down_servers(meta, report.problems))
+            report.problems.extend(map(str, pattern_misses(meta)))
             report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
             if not report.problems:  # the grouping is worth a look once the config works
                 report.warnings.extend(map(str, grouping_findings(meta)))
@@ -156,6 +164,74 @@ def _unreachable(meta: MetaManager) -> list[str]:
     ]
 
 
+def _down_servers(meta: MetaManager, reported: list[str]) -> list[str]:
+    """One problem per MCP server that could not be started and is not reported yet.
+
+    A server that cannot start is always a problem, even when the categories name
+    its tools only by patterns, which then match nothing and check nothing.
+    """
+    return [
+        f"$.mcp_servers.{s.name}: MCP server {s.name!r} {s.last_error}"
+        for s in meta.sources
+        if s.status == "failed"
+        and not any(p.startswith(f"$.mcp_servers.{s.name}: ") for p in reported)
+    ]
+
+
+@dataclass(frozen=True)
+class PatternMiss:
+    """A category's name pattern (`"fs_*"`) that matches none of its tools, and why."""
+
+    category: str
+    index: int
+    pattern: str
+    why: str
+
+    def __str__(self) -> str:
+        where = f'$."{self.category}".tools[{self.index}]'
+        return f"{where}: pattern {self.pattern!r} matches no tool{self.why and ': ' + self.why}"
+
+
+def pattern_misses(meta: MetaManager) -> list[PatternMiss]:
+    """Every name pattern that matches none of its category's tools, with the servers to blame.
+
+    A pattern that matches nothing adds nothing: its server is down (named), or the
+    pattern is wrong (a router checks that once every server is listed).
+    """
+    config = meta.config
+    if config is None:
+        return []
+    misses = []
+    for category, spec in config.categories.items():
+        names = [t.name for t in meta.get_category(category).tools.list_tools()]
+        for index, pattern in enumerate(spec.tools):
+            if not is_pattern(pattern) or any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                continue
+            # The server's own line carries its error in full; this one says which server.
+            why = " and ".join(
+                f"MCP server {s.name!r} {(s.last_error or 'is not connected').split(':')[0]}"
+                for s in meta.sources
+                if _may_match(s, pattern)
+            )
+            misses.append(PatternMiss(category, index, pattern, why))
+    return misses
+
+
+def is_pattern(name: str) -> bool:
+    """Whether a config's tool entry is a glob (`"fs_*"`) rather than a tool name."""
+    return any(ch in name for ch in "*?[")
+
+
+def _may_match(source: McpToolSource, pattern: str) -> bool:
+    """Whether a server that is not listed now could provide tools matching `pattern`."""
+    if source.listed and source.status != "failed":
+        return False
+    if source.prefix is None:
+        return True
+    fixed, own = re.split(r"[*?\[]", pattern, maxsplit=1)[0], f"{source.prefix}_"
+    return own.startswith(fixed) or fixed.startswith(own)
+
+
 def _size(schemas: list[dict[str, Any]], counter: TokenCounter) -> dict[str, Any]:
     text = json.dumps(schemas, ensure_ascii=False)
     return {"tools": len(schemas), "chars": len(text), "tokens": counter.count_tools(schemas)}
@@ -170,6 +246,7 @@ def measure(meta: MetaManager) -> dict[str, Any]:
     """
     flat: dict[str, dict[str, Any]] = {}
     categories = []
+    misses = pattern_misses(meta)
     for manager in meta.categories:
         tools = manager.tools.list_tools()
         categories.append(
@@ -178,6 +255,11 @@ def measure(meta: MetaManager) -> dict[str, Any]:
                 "display_name": manager.name,
                 "description": manager.description,
                 "tools": [t.name for t in tools],
+                "unmatched": [
+                    {"pattern": m.pattern, "why": m.why}
+                    for m in misses
+                    if m.category == manager.name
+                ],
             }
         )
         for found in tools:

@@ -231,10 +231,15 @@ def print_listing(console: Console, listing: dict[str, Any]) -> None:
     """The output of `meta-tools list` (see `checks.measure`)."""
     table = Table("tool name", "category", "tools", show_lines=False, show_edge=False)
     for category in listing["categories"]:
+        missing = [
+            f"{m['pattern']!r} matches no tool" + (f": {m['why']}" if m["why"] else "")
+            for m in category.get("unmatched", [])
+        ]
         table.add_row(
             f"[bold]{shown(category['name'])}[/]",
             shown(category["display_name"]),
-            shown(", ".join(category["tools"]) or "—"),
+            shown(", ".join(category["tools"]) or "—")
+            + "".join(f"\n[yellow]{shown(m)}[/]" for m in missing),
         )
     console.print(table)
     print_saving(console, listing)

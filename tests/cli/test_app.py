@@ -263,12 +263,14 @@ def test_list_shows_each_category_its_tools_and_the_context_sizes(workdir: Path)
             "display_name": "Math",
             "description": "Arithmetic on integers.",
             "tools": ["add"],
+            "unmatched": [],
         },
         {
             "name": "text",
             "display_name": "Text",
             "description": "Transform text.",
             "tools": ["shout"],
+            "unmatched": [],
         },
     ]
     assert listing["main_agent"]["tools"] == 2
