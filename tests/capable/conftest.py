@@ -38,6 +38,11 @@ SMALL_PROFILE_HARMS: dict[str, str] = {
     # A total the model adds up is in no result: replaced by the raw results.
     "test_a_terse_total_the_model_adds_up_is_the_answer": "invented_numbers",
     "test_a_german_total_with_a_decimal_comma_is_the_answer": "invented_numbers",
+    "test_the_host_gets_a_terse_total_the_model_added_up": "invented_numbers",
+    # A value the model knows (a marathon is 42.195 km) is no value the user gave.
+    "test_a_marathon_s_length_the_model_knows_is_converted": "made_up_input",
+    # The fifth category call of one reply is answered "not run".
+    "test_five_categories_called_in_one_reply_all_run": "round_cap",
 }
 
 
