@@ -35,6 +35,8 @@ from meta_tools.serve.server import build_server
 #: The tests that fail under the small-model profile, and the guard that harms each:
 #: the price of that profile (`docs/guards.md`). Strict: a guard made harmless shows.
 SMALL_PROFILE_HARMS: dict[str, str] = {
+    # Words the model chose, for a tool whose description shares none with the task: held.
+    "test_an_echo_with_words_the_model_chose_checks_the_connection": "unfounded_call",
     # A total the model adds up is in no result: replaced by the raw results.
     "test_a_terse_total_the_model_adds_up_is_the_answer": "invented_numbers",
     "test_a_german_total_with_a_decimal_comma_is_the_answer": "invented_numbers",
@@ -247,7 +249,7 @@ class Toolbox:
 
     # -- messaging -------------------------------------------------------------------------
     def post_message(self, channel: str, text: str) -> dict[str, Any]:
-        """Post a message in a team chat channel.
+        """Post a message to a Slack channel.
 
         Args:
             channel: the channel's name, without '#'.
@@ -341,7 +343,7 @@ class Toolbox:
 
     # -- utility ---------------------------------------------------------------------------
     def echo(self, message: str) -> str:
-        """Send a message back unchanged (to check that the tool connection is alive).
+        """Return the message it is given, unchanged.
 
         Args:
             message: the message.

@@ -48,7 +48,7 @@ async def test_the_host_gets_the_weather_in_the_capital_of_france(
     meta = router_from_config(tmp_path, toolbox, model, profile=profile)
     async with served(meta) as client:
         result = await client.call_tool(
-            "weather", task("Current weather in the capital of France", "capital of France")
+            "weather", task("What's the weather in the capital of France?", "capital of France")
         )
 
     assert result.is_error is False
@@ -119,6 +119,7 @@ async def test_the_host_sees_a_sent_email_once_and_in_the_result(
         "iterations": 1,
     }
     used_up(model, 2)
+    assert "found nothing" not in (model.requests[1].messages[-1].content or "")
     assert toolbox.ran == [("send_email", email)]
 
 
