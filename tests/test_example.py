@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from meta_tools.cli.app import app
 from meta_tools.cli.offline_demo import demo_config
 from meta_tools.config import MetaToolsConfig
+from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
+from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -43,22 +45,10 @@ def keyless_env() -> dict[str, str]:
     return {**env, "COLUMNS": "250", "NO_COLOR": "1"}
 
 
-def test_example_without_a_key_says_so_and_runs_the_demo_to_completion(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "example.py")],
-        capture_output=True,
-        text=True,
-        env=keyless_env(),
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert (done.returncode, done.stderr) == (0, "")
+def test_the_demo_runs_to_completion_offline() -> None:
+    done = CliRunner().invoke(app, ["demo"], env=keyless_env())
+    assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
-    assert lines[0] == (
-        "No OPENAI_API_KEY or DASHSCOPE_API_KEY is set (nor an OPENAI_BASE_URL on this machine,"
-        " which needs no key), so here is the offline demo instead: a scripted conversation"
-        " through the real router."
-    )
     assert [line for line in lines if line.startswith(("you>", "Friday>"))] == DIALOGUE
     assert "    [Math & Units] ✗ calculate" in done.stdout  # a real tool error, fixed in round 2
     assert lines[-6:] == [
@@ -70,6 +60,87 @@ def test_example_without_a_key_says_so_and_runs_the_demo_to_completion(tmp_path:
         "Tokens counted with o200k_base (bpe-openai 0.1.4).",
         "That is 79% smaller.",
     ]
+
+
+def test_the_demo_refuses_a_config_without_its_tools_in_one_line_before_asking(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "cli_sample_tools.py").write_text(TOOLS_MODULE)
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"python_tools": ["cli_sample_tools.py"], **CATEGORIES}))
+    done = subprocess.run(
+        [*meta_tools_command(), "demo", "-c", "mine.json"],
+        capture_output=True,
+        text=True,
+        env=keyless_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: mine.json cannot run the demo: no category has the demo server's tools"
+        " 'calculate', 'convert_time_zone', 'convert_units', 'describe_date',"
+        " 'text_statistics'; run `meta-tools demo` without -c, or `meta-tools init` for a"
+        " config that groups them\n"
+    )
+
+
+def test_example_without_a_model_says_what_is_missing_and_where_the_offline_demo_is(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "example.py")],
+        capture_output=True,
+        text=True,
+        env=keyless_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: OpenAIChatModel('gpt-4o-mini') has no API key: pass api_key=... or set the"
+        " environment variable 'OPENAI_API_KEY' (a base_url on this machine needs none)\n"
+        "hint: `meta-tools validate` checks the config; `meta-tools demo` runs offline,"
+        " without a model\n"
+    )
+
+
+def test_example_uses_only_public_names() -> None:
+    source = (ROOT / "example.py").read_text()
+    imports = [line for line in source.splitlines() if line.startswith(("from ", "import "))]
+    assert [line for line in imports if "meta_tools" in line] == [
+        "from meta_tools import MainAgent, MetaManager, MetaToolsError"
+    ]
+
+
+def test_example_takes_the_model_from_the_configs_model_section(
+    tmp_path: Path, llm_server: FakeLLMServer
+) -> None:
+    (tmp_path / "cli_sample_tools.py").write_text(TOOLS_MODULE)
+    model = {"provider": "openai", "name": "from-config", "base_url": llm_server.openai_base_url}
+    config = {"model": model, "python_tools": ["cli_sample_tools.py"], **CATEGORIES}
+    (tmp_path / "mine.json").write_text(json.dumps(config))
+    task = {"objective": "Add 2 and 3", "exact_input": "2 3"}
+    llm_server.enqueue(
+        Reply(body=openai_tool_reply(wire_tool_call("call_m1", "math", task))),
+        Reply(body=openai_tool_reply(wire_tool_call("call_c1", "add", {"a": 2, "b": 3}))),
+        Reply(body=openai_text_reply("2 + 3 = 5")),
+        Reply(body=openai_text_reply("It is 5.")),
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "example.py"), "mine.json"],
+        input="What is 2 + 3?\n",
+        capture_output=True,
+        text=True,
+        env=keyless_env(),
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "Friday's tools: math, text. Type 'exit' to leave.\nyou> Friday> It is 5.\n\nyou> "
+    )
+    assert {r.body["model"] for r in llm_server.requests} == {"from-config"}
 
 
 EXPECTED_RUNS = [
@@ -195,15 +266,12 @@ def test_example_with_a_key_chats_through_the_category_tools_until_exit(
     )
     assert (done.returncode, done.stderr) == (0, "")
     lines = [line.rstrip() for line in done.stdout.splitlines()]
-    assert lines[:2] == [
-        "Friday and the categories use the OpenAI-compatible model 'fake-model' at"
-        f" {llm_server.openai_base_url} (timeout 240 s).",
+    assert lines == [
         "Friday's tools: math_units, dates_time_zones, text_analysis, files. Type 'exit' to leave.",
+        "you> Friday> 17 × 3 is 51.",  # stdin is not echoed
+        "",
+        "you>",
     ]
-    assert "Friday> 17 × 3 is 51." in lines
-    # stdin is not echoed, so the first step follows the prompt on its line
-    assert "you>   Friday → math_units(objective='Multiply 17 by 3', exact_input='17 * 3')" in lines
-    assert '    [Math & Units] ✓ calculate(expression="17 * 3") (' in done.stdout
     friday, select, _, answer = (r.body for r in llm_server.requests)
     assert [t["function"]["name"] for t in friday["tools"]] == [
         "math_units",

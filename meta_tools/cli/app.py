@@ -1,7 +1,7 @@
 """The `meta-tools` command: init, serve, run, prompt, list, validate, trace, schema, demo.
 
 What the commands share (the app, options, error reporting, loading) is in
-`common`; `group` registers itself from its own module. Global options (`--debug`,
+`common`; `chat` and `group` register themselves from their own modules. Global options (`--debug`,
 `--log-level`) may also come after the command, as with uv and ruff.
 """
 
@@ -447,5 +447,7 @@ def main() -> None:
     app(args=hoist_global_options(sys.argv[1:]), prog_name="meta-tools")
 
 
-# Registers `meta-tools group` (listed last); it builds on `common`, as the commands above do.
+# Register `meta-tools chat` and `group` (listed last); they build on `common`, as the
+# commands above do.
+from . import chat as _chat  # noqa: E402, F401
 from . import group as _group  # noqa: E402, F401

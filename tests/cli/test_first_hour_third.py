@@ -4,6 +4,7 @@ the command line in one form. Each runs the real `meta-tools` command, with no k
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,15 @@ from typing import Any
 import pytest
 
 from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
-from tests.cli.test_first_hour import cli, write
+from tests.cli.test_first_hour import cli, no_key_env, write
+from tests.cli_process import meta_tools_command
+from tests.fakes.llm_server import (
+    FakeLLMServer,
+    Reply,
+    openai_text_reply,
+    openai_tool_reply,
+    wire_tool_call,
+)
 
 # A server whose command starts and dies at once, as `npx` does on a misspelled package.
 NPM_404 = "import sys; sys.stderr.write('npm ERR! 404 Not Found\\n'); sys.exit(1)"
@@ -79,3 +88,94 @@ def test_list_says_beside_the_category_which_server_is_down_and_below_why(folder
     assert files["unmatched"] == [
         {"pattern": "fs_*", "why": "MCP server 'fs' could not be started"}
     ]
+
+
+# -- 5. an installed chat command --------------------------------------------------------------
+
+
+def script_a_sum(server: FakeLLMServer) -> None:
+    """The main agent calls Math; Math adds; the main agent answers from its result."""
+    task = {"objective": "Add 2 and 3", "exact_input": "2 3"}
+    server.enqueue(
+        Reply(body=openai_tool_reply(wire_tool_call("call_m1", "math", task))),
+        Reply(body=openai_tool_reply(wire_tool_call("call_c1", "add", {"a": 2, "b": 3}))),
+        Reply(body=openai_text_reply("2 + 3 = 5")),
+        Reply(body=openai_text_reply("It is 5.")),
+    )
+
+
+def chat(folder: Path, *args: str, stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*meta_tools_command(), "chat", *args],
+        cwd=folder,
+        env=no_key_env(**env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_chat_talks_through_the_configs_model_and_shows_each_step_until_exit(
+    folder: Path, llm_server: FakeLLMServer
+) -> None:
+    model = {"provider": "openai", "name": "local", "base_url": llm_server.openai_base_url}
+    write(folder, {"model": model, "python_tools": ["cli_sample_tools.py"], **CATEGORIES})
+    script_a_sum(llm_server)
+    done = chat(folder, "--trace", "chat.jsonl", stdin="What is 2 + 3?\nexit\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    assert lines[:2] == [
+        f"Friday and the categories use the OpenAI-compatible model 'local' at"
+        f" {llm_server.openai_base_url} (timeout 60 s).",
+        "Friday's tools: math, text. Type 'exit' to leave.",
+    ]
+    # stdin is not echoed, so the first step follows the prompt on its line
+    assert "you>   Friday → math(objective='Add 2 and 3', exact_input='2 3')" in lines
+    assert any(line.startswith("    [Math] ✓ add(a=2, b=3) (") for line in lines)
+    assert "  Friday ← math: success: 2 + 3 = 5" in lines
+    assert "Friday> It is 5." in lines
+    assert lines[-1] == "you>"
+    main, select, _, answer = (r.body for r in llm_server.requests)
+    assert [t["function"]["name"] for t in main["tools"]] == ["math", "text"]
+    assert [t["function"]["name"] for t in select["tools"]] == ["add", "request_input", "decline"]
+    assert json.loads(answer["messages"][-1]["content"])["summary"] == "2 + 3 = 5"
+    events = [
+        json.loads(line)["event"] for line in (folder / "chat.jsonl").read_text().splitlines()
+    ]
+    assert events[0] == "run_started" and events[-1] == "run_finished"
+
+
+def test_chat_without_a_model_section_takes_the_environments_local_server(
+    folder: Path, llm_server: FakeLLMServer
+) -> None:
+    write(folder, CATEGORIES)
+    script_a_sum(llm_server)
+    done = chat(
+        folder,
+        "-t",
+        "cli_sample_tools",
+        stdin="What is 2 + 3?\n",  # then the end of input, as Ctrl-D
+        OPENAI_BASE_URL=llm_server.openai_base_url,
+        OPENAI_MODEL="from-env",
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith(
+        f"Friday and the categories use the OpenAI-compatible model 'from-env' at"
+        f" {llm_server.openai_base_url} (timeout 60 s).\n"
+    )
+    assert "Friday> It is 5." in done.stdout
+    assert {r.body["model"] for r in llm_server.requests} == {"from-env"}
+
+
+def test_chat_without_any_model_prints_the_ways_out(folder: Path) -> None:
+    write(folder, CATEGORIES)
+    done = chat(folder, stdin="hello\n")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(
+        "error: Meta_tool_config.json: cannot run a category: there is no `model` section"
+    )
+    assert "  - a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), no key needed" in (
+        done.stderr
+    )
