@@ -14,6 +14,10 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
+
+import anyio
+import anyio.to_thread
 
 from .._lifecycle import AsyncCloseable
 from .._redaction import Redactor
@@ -92,6 +96,8 @@ class ConfigAssembly(AsyncCloseable):
         self._stack = stack
         self._categories: Callable[[], Sequence[CategoryManager]] = list
         self._closed = False
+        self._retool_lock = anyio.Lock()
+        self._retool_wanted = False
 
     @classmethod
     def load(
@@ -214,8 +220,16 @@ class ConfigAssembly(AsyncCloseable):
         Raises:
             ConfigError: (strict) a name clash, or a listed tool that no source provides.
         """
-        chosen, warnings = self.sources.resolve(self.config, strict=strict)
-        for manager in self._categories():
+        self._retool(self.config, list(self._categories()), strict=strict)
+
+    def _retool(
+        self, config: MetaToolsConfig, managers: Sequence[CategoryManager], *, strict: bool
+    ) -> None:
+        # Given the config and the categories it was taken with: run in a worker thread,
+        # a reload meanwhile swaps in new categories built by itself, never these tools.
+        chosen, warnings = self.sources.resolve(config, strict=strict)
+        changed = []
+        for manager in managers:
             # A category whose tools are the same objects keeps its pack and shortlist index.
             if manager.name in chosen and not _same_tools(
                 manager.tools.list_tools(), chosen[manager.name]
@@ -226,14 +240,30 @@ class ConfigAssembly(AsyncCloseable):
                     if strict:
                         raise
                     logger.warning("category %r keeps its tools", manager.name, exc_info=True)
+                else:
+                    changed.append(manager.name)
+        if changed:
+            logger.debug("new tools for %s", ", ".join(map(repr, changed)))
         # A server's error may quote its stderr, which may quote a secret it was given.
         failed = self.sources.failures()
         self.warnings = [self.redactor.text(w) for w in warnings + failed]
 
-    def _on_source_change(self, source: McpToolSource) -> None:
-        if not self._closed:
-            logger.info("MCP server %r lists %d tools", source.name, len(source.tools()))
-            self.retool(strict=False)
+    async def _on_source_change(self, source: McpToolSource) -> None:
+        """Re-tool the categories in a worker thread; changes that arrive meanwhile, once.
+
+        Resolving thousands of tools and building the categories' shortlist indexes
+        takes long enough to stall every client if done on the event loop.
+        """
+        if self._closed:
+            return
+        logger.info("MCP server %r lists %d tools", source.name, len(source.tools()))
+        self._retool_wanted = True
+        async with self._retool_lock:
+            if not self._retool_wanted or self._closed:
+                return  # the re-tooling just done already saw this change
+            self._retool_wanted = False
+            work = partial(self._retool, self.config, list(self._categories()), strict=False)
+            await anyio.to_thread.run_sync(work)
 
     # -- calls ---------------------------------------------------------------------------
     @asynccontextmanager

@@ -16,16 +16,22 @@ connection lost. Calls run in the caller's task, on the open session, at most
 `max_concurrent_calls` at a time. A call that needs a session asks the
 supervisor for one and waits; after a failed attempt, calls fail fast with
 `ToolUnavailableError` until the backoff (0.5 s, doubling, at most 30 s) has
-passed. Leaving the context closes the session; for stdio the SDK closes the
+passed. Refreshes are coalesced and bounded: changes announced while a list
+is under way or within `min_refresh_s` of the last one are listed once, and a
+server that keeps announcing changes waits twice as long each time (at most
+30 s), so a server answering every `tools/list` with another
+`tools/list_changed` costs a few lists a minute, not a core. A list that
+brings the very same tools changes nothing and notifies nobody. Leaving the context closes the session; for stdio the SDK closes the
 server's stdin, waits 2 s, then sends SIGTERM and, 2 s later, SIGKILL to the
 server's whole process group.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -64,6 +70,11 @@ SourceStatus = Literal["idle", "connecting", "ready", "failed", "closed"]
 _BACKOFF_S = 0.5
 _MAX_BACKOFF_S = 30.0
 _CLOSE_GRACE_S = 10.0
+_MIN_REFRESH_S = 1.0
+_MAX_REFRESH_S = 30.0
+
+SourceListener = Callable[["McpToolSource"], Awaitable[None] | None]
+"""Told of a new tool set; an async listener is awaited before the next list."""
 
 
 @dataclass
@@ -86,6 +97,8 @@ class McpToolSource(AsyncCloseable):
         timeout_s: limit for connecting and for each call's answer.
         mode: the protocol era to negotiate (`"auto"` or `"legacy"`).
         max_concurrent_calls: calls in flight on this server at once; more wait their turn.
+        min_refresh_s: at least this long between two refreshes of the tool list on
+            `tools/list_changed`; doubled while the server keeps announcing changes.
     """
 
     def __init__(
@@ -98,8 +111,10 @@ class McpToolSource(AsyncCloseable):
         timeout_s: float = 30.0,
         mode: Literal["auto", "legacy"] = "auto",
         max_concurrent_calls: int = 32,
+        min_refresh_s: float = _MIN_REFRESH_S,
     ) -> None:
         self.name = name
+        self.min_refresh_s = min_refresh_s
         self.prefix = prefix
         self.connect_mode: ConnectMode = connect
         self.timeout_s = timeout_s
@@ -115,8 +130,9 @@ class McpToolSource(AsyncCloseable):
         self._stderr: StderrTail | None = None
         self._limiter = anyio.CapacityLimiter(max_concurrent_calls)
         self._tools: dict[str, McpServerTool] = {}
+        self._listing: list[mcp_types.Tool] | None = None  # as the server last listed it
         self._listed = False
-        self._listeners: list[Callable[[McpToolSource], None]] = []
+        self._listeners: list[SourceListener] = []
         self._status: SourceStatus = "idle"
         self._last_error: str | None = None
         self.left_out: list[str] = []
@@ -165,8 +181,12 @@ class McpToolSource(AsyncCloseable):
             return name in self._tools
         return self.prefix is None or name.startswith(f"{self.prefix}_")
 
-    def subscribe(self, listener: Callable[[McpToolSource], None]) -> Callable[[], None]:
-        """Call `listener(source)` whenever the tool set changes; returns an unsubscribe."""
+    def subscribe(self, listener: SourceListener) -> Callable[[], None]:
+        """Call `listener(source)` whenever the tool set changes; returns an unsubscribe.
+
+        An async listener is awaited: the next refresh waits for it, so slow work
+        there (rebuilding indexes) slows the refreshes, not the event loop.
+        """
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
@@ -347,10 +367,14 @@ class McpToolSource(AsyncCloseable):
     # -- the tool list --------------------------------------------------------------------
     async def _list_tools(self, client: Client) -> None:
         listed = await list_remote_tools(client, self.name)
+        if self._listed and listed == self._listing:
+            return  # the same tools: nothing to rebuild, nobody to tell
         self._tools, self.left_out = router_tools(self, listed, self.prefix)
-        self._listed = True
+        self._listing, self._listed = listed, True
         for listener in list(self._listeners):
-            listener(self)
+            told = listener(self)
+            if inspect.isawaitable(told):
+                await told
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -359,9 +383,26 @@ class McpToolSource(AsyncCloseable):
             logger.debug("MCP server %r: transport reported %r", self.name, message)
 
     async def _refresh_on_change(self, client: Client) -> None:
+        """List again on each announced change: coalesced, and at a bounded rate.
+
+        Every change announced before a refresh starts is served by it. A change
+        announced within the interval after the last refresh waits for its end, and
+        the interval doubles (up to `_MAX_REFRESH_S`): a server that announces a change
+        after every list is listed ever less often. A change after a quiet interval
+        is listed at once, and the interval is back to `min_refresh_s`.
+        """
+        interval = self.min_refresh_s
+        last = -math.inf
         while True:
             await self._refresh_wanted.wait()
+            wait = last + interval - anyio.current_time()
+            if wait > 0:
+                await anyio.sleep(wait)  # changes announced meanwhile are listed once
+                interval = min(interval * 2, max(_MAX_REFRESH_S, self.min_refresh_s))
+            else:
+                interval = self.min_refresh_s
             self._refresh_wanted = anyio.Event()
+            last = anyio.current_time()
             try:
                 await self._list_tools(client)
             except (MCPError, ValidationError, anyio.BrokenResourceError) as exc:
