@@ -10,18 +10,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._suggest import did_you_mean
 from .._text import slugify
 from ..category.prompts import PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
 from ..grouping.check import CategoryView, Finding, check_grouping
 from ..llm.types import AssistantTurn, ChatRequest
-from ..router.from_config import missing_model
+from ..router.from_config import builtin_tools, missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..router.ways_out import has_model_section
 from ..tools.base import BaseTool
 from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import PendingTool
+from ..tools.python_modules import collect_tools, import_tools
 from ..tools.wrapper import unwrap
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
@@ -79,8 +81,7 @@ async def check_config(
         report.problems.extend(exc.problems)
     report.warnings.extend(_model_warnings(config))
     if offline and config.mcp_servers:
-        report.warnings.append("tool names were not checked: --offline skips the MCP servers")
-        report.summary = f"{len(config.categories)} categories (tool names not checked)"
+        await _check_offline(config, tools, report)
         return report
     # Connect every server now (not on first use), so that every tool name is checked.
     servers = {n: s.model_copy(update={"connect": "start"}) for n, s in config.mcp_servers.items()}
@@ -105,6 +106,60 @@ async def check_config(
         report.problems.append(str(exc))
     report.problems = list(dict.fromkeys(report.problems))  # a template problem comes twice
     return report
+
+
+async def _check_offline(
+    config: MetaToolsConfig, tools: Sequence[BaseTool], report: ConfigReport
+) -> None:
+    """Check the names no server is needed for: Python tools and built-ins.
+
+    A name an MCP server could provide (its prefix, or any name for a server
+    without one) is left to the servers, which are not started.
+    """
+    try:
+        # Built, not entered: the Python tools are imported, no server is started.
+        meta = MetaManager.from_config(config, tools=tools, model=NoModel())
+    except ConfigError as exc:
+        report.problems.extend(exc.problems)
+        return
+    except MetaToolsError as exc:
+        report.problems.append(str(exc))
+        return
+    await meta.aclose()  # it opened nothing; closing says so
+    report.warnings.extend(_close_to_python_tools(meta, config, tools))
+    servers = ", ".join(repr(name) for name in config.mcp_servers)
+    report.warnings.append(
+        f"the tool names of MCP server{'s' if len(config.mcp_servers) != 1 else ''} {servers}"
+        " were not checked: --offline does not start them"
+    )
+    count = _count(len(config.categories), "category", "categories")
+    report.summary = f"{count}, Python tool names checked (MCP servers' not)"
+
+
+def _close_to_python_tools(
+    meta: MetaManager, config: MetaToolsConfig, tools: Sequence[BaseTool]
+) -> list[str]:
+    """Names left to a server without a prefix (it may provide any name) that look like typos
+    of a Python tool's name: `convert_mas` for `convert_units`."""
+    found = list(tools) + builtin_tools(config)
+    for module in config.python_tools:
+        found += import_tools(module, base_dir=config.base_dir)  # imported once already
+    python = [t.name for t in collect_tools(found)]
+    warnings = []
+    for category, spec in config.categories.items():
+        pending = {
+            t.name
+            for t in meta.get_category(category).tools.list_tools()
+            if isinstance(unwrap(t), PendingTool)
+        }
+        for index, name in enumerate(spec.tools):
+            if name in pending and (hint := did_you_mean(name, python)):
+                warnings.append(
+                    f'$."{category}".tools[{index}]: tool {name!r} is no Python tool; {hint}'
+                    " (an MCP server without a prefix, not started under --offline, may"
+                    " provide it)"
+                )
+    return warnings
 
 
 def check_category(config: MetaToolsConfig, name: str) -> None:

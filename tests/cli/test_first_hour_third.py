@@ -26,8 +26,9 @@ from tests.fakes.llm_server import (
 NPM_404 = "import sys; sys.stderr.write('npm ERR! 404 Not Found\\n'); sys.exit(1)"
 
 
-def broken_server(prefix: str = "fs") -> dict[str, Any]:
-    return {"command": sys.executable, "args": ["-c", NPM_404], "prefix": prefix}
+def broken_server(prefix: str | None = "fs") -> dict[str, Any]:
+    server: dict[str, Any] = {"command": sys.executable, "args": ["-c", NPM_404]}
+    return server | ({"prefix": prefix} if prefix else {})
 
 
 @pytest.fixture
@@ -179,3 +180,71 @@ def test_chat_without_any_model_prints_the_ways_out(folder: Path) -> None:
     assert "  - a local OpenAI-compatible server (Ollama, vLLM, llama.cpp), no key needed" in (
         done.stderr
     )
+
+
+# -- 3. validate --offline checks the names that need no server ----------------------------------
+
+
+def test_validate_offline_reports_a_misspelled_python_tool_without_starting_a_server(
+    folder: Path,
+) -> None:
+    math = {"description": "Arithmetic on integers.", "tools": ["ad", "dm_calculate"]}
+    write(
+        folder,
+        {
+            "python_tools": ["cli_sample_tools.py"],
+            # A server that could not start: --offline must not try.
+            "mcp_servers": {"dm": broken_server(prefix="dm")},
+            "Math": math,
+            "Text": {"description": "Transform text.", "tools": ["shout"]},
+        },
+    )
+    done = cli(folder, "validate", "--offline")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.endswith(
+        "error: Meta_tool_config.json: 1 problem\n"
+        "  - $.\"Math\".tools[0]: tool 'ad' is listed but no source provides it;"
+        " did you mean 'add'?\n"
+        "hint: fix it and run `meta-tools validate` again\n"
+    )
+    math["tools"] = ["add", "dm_calculate"]
+    write(
+        folder,
+        {
+            "python_tools": ["cli_sample_tools.py"],
+            "mcp_servers": {"dm": broken_server(prefix="dm")},
+            "Math": math,
+            "Text": {"description": "Transform text.", "tools": ["shout"]},
+        },
+    )
+    done = cli(folder, "validate", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "✓ Meta_tool_config.json: 2 categories, Python tool names checked (MCP servers' not)\n"
+    )
+    assert (
+        "warning: the tool names of MCP server 'dm' were not checked: --offline does not"
+        " start them\n"
+    ) in done.stderr
+
+
+def test_validate_offline_warns_of_a_name_close_to_a_python_tool_that_only_a_server_could_provide(
+    folder: Path,
+) -> None:
+    write(
+        folder,
+        {
+            "python_tools": ["cli_sample_tools.py"],
+            "mcp_servers": {
+                "any": broken_server(prefix=None)
+            },  # no prefix: it may provide any name
+            "Math": {"description": "Arithmetic on integers.", "tools": ["ad"]},
+            "Text": {"description": "Transform text.", "tools": ["shout"]},
+        },
+    )
+    done = cli(folder, "validate", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "warning: $.\"Math\".tools[0]: tool 'ad' is no Python tool; did you mean 'add'? (an MCP"
+        " server without a prefix, not started under --offline, may provide it)\n"
+    ) in done.stderr
