@@ -10,6 +10,12 @@ own name and description:
 
 The ranking is deterministic (ties keep the configured order), built once per
 set of categories and their tools, and bounded: a text is cut to `MAX_TEXT_CHARS`.
+
+A hostile MCP server may pad its category with tools. Copies of another category's
+tools under its own `__` prefix score nothing for it (`weather_x__send_email` beside
+Email's `send_email`), and never hide the real holder of a name (`holder`). A
+category holding a tool that the text names by its function name ranks with the
+best, so it stays offered however well the padding matches the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ MAX_TEXT_CHARS = 4000
 SECOND_TOOL_WEIGHT = 0.25
 CATEGORY_WEIGHT = 0.25
 TOOLS_SHOWN = 3
+_IDENTIFIER = re.compile(
+    r"\b[A-Za-z0-9]+(?:(?:_{1,2}|-)[A-Za-z0-9]+)+|\b[a-z0-9]+(?:[A-Z][a-z0-9]+)+"
+)
+"""A word that names a tool: `send_email`, `bank__send_money`, `send-email`, `sendEmail`."""
 """Best-matching tools named per ranked category."""
 
 
@@ -65,19 +75,30 @@ class CategoryRanking:
         documents: list[str] = []
         categories_of: list[int] = []  # per tool document: its category's position
         self._names: list[str] = []  # per tool document: the tool's name
-        holders: dict[str, set[int]] = {}  # a tool name's forms -> the categories holding it
+        # Who holds a name, from the strongest claim to the weakest: the name as written,
+        # the whole name in any spelling, the part after a server's `__` prefix.
+        exact: dict[str, set[int]] = {}
+        full: dict[str, set[int]] = {}
+        own: dict[str, set[int]] = {}
         for position, manager in enumerate(self.categories):
             for tool in manager.tools.list_tools():
                 documents.append(tool_document(tool))
                 categories_of.append(position)
                 self._names.append(tool.name)
-                for form in name_forms(tool.name):
-                    holders.setdefault(form, set()).add(position)
-        self._holders = {
-            form: self.categories[next(iter(held))]
-            for form, held in holders.items()
-            if len(held) == 1
-        }
+                exact.setdefault(tool.name, set()).add(position)
+                forms = name_forms(tool.name)
+                full.setdefault(forms[0], set()).add(position)
+                if len(forms) > 1:
+                    own.setdefault(forms[1], set()).add(position)
+        self._claims = (exact, full, own)
+        # A copy: a tool known only by the part after its prefix, whose name another
+        # category holds in full (`weather_x__send_email` beside Email's `send_email`).
+        # It does not count for its category: a server cannot borrow another's tools.
+        self._copies = [
+            i
+            for i, (name, position) in enumerate(zip(self._names, categories_of, strict=True))
+            if len(forms := name_forms(name)) > 1 and full.get(forms[1], {position}) - {position}
+        ]
         self._own_text = len(documents)
         self._category_of = np.array(categories_of, dtype=np.int64)
         # Where each category's documents start (they are contiguous, in category order).
@@ -87,14 +108,21 @@ class CategoryRanking:
         self._index = Bm25Index(documents) if documents else None
 
     def holder(self, name: str) -> CategoryManager | None:
-        """The one category holding a tool called `name`, in any spelling; None if none or many.
+        """The category holding a tool called `name`, in any spelling; None if none or many.
 
         `ColorMe__RandomColorSet`, `RandomColorSet` and `random color set` name the same tool.
+        The strongest claim decides: a tool with `name` as written, else one whose whole
+        name is `name` in another spelling, else one whose name after a `__` prefix is.
+        So copies a server lists under its own prefix (`weather_x__send_email`) do not
+        hide the category that holds `send_email` itself. Only when several categories
+        make the strongest claim is the holder unknown (None).
         """
-        for form in name_forms(name):
-            found = self._holders.get(form)
-            if found is not None:
-                return found
+        forms = name_forms(name)
+        exact, full, own = self._claims
+        tiers = [exact.get(name), *(claims.get(f) for f in forms for claims in (full, own))]
+        for held in tiers:
+            if held:
+                return self.categories[next(iter(held))] if len(held) == 1 else None
         return None
 
     def rank(self, text: str, *, leave_out: Container[str] = ()) -> list[RankedCategory]:
@@ -106,6 +134,8 @@ class CategoryRanking:
             return []
         scores = np.asarray(self._index.scores(text[:MAX_TEXT_CHARS]), dtype=np.float64)
         tools = scores[: self._own_text].copy()
+        if self._copies:
+            tools[self._copies] = 0.0
         if leave_out:
             tools[[i for i, name in enumerate(self._names) if name in leave_out]] = 0.0
         # Each category's documents, best first (ties in document order): one sort for all.
@@ -123,9 +153,33 @@ class CategoryRanking:
             score = top[0] + SECOND_TOOL_WEIGHT * top[1] + CATEGORY_WEIGHT * own[position]
             shown = tuple(self._names[d] for d in best)
             ranked.append(RankedCategory(manager, round(score, 4), shown))
+        named = self._named(text[:MAX_TEXT_CHARS])
+        if named:
+            # A category holding a tool the text names stays reachable, whatever other
+            # categories' tools match: it ranks with the best (never above a better one).
+            leading = max(r.score for r in ranked)
+            ranked = [
+                RankedCategory(r.category, max(r.score, leading), r.tools)
+                if id(r.category) in named
+                else r
+                for r in ranked
+            ]
         # A stable sort: equal scores keep the configured order.
         ranked.sort(key=lambda r: -r.score)
         return ranked
+
+    def _named(self, text: str) -> set[int]:
+        """The categories (by `id`) that hold a tool the text names by its function name.
+
+        Only names written as identifiers count (`send_email`, `sendEmail`): a plain
+        word of a request names no tool, whatever a server calls its tools.
+        """
+        found: set[int] = set()
+        for word in dict.fromkeys(_IDENTIFIER.findall(text)):
+            holder = self.holder(word)
+            if holder is not None:
+                found.add(id(holder))
+        return found
 
 
 def best_few(ranked: Sequence[RankedCategory], limit: int, ratio: float) -> list[RankedCategory]:
