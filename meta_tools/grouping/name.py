@@ -122,20 +122,39 @@ def _series(items: Sequence[str]) -> str:
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
-    """The names made distinct as category tools (by slug) and never a config section name."""
+    """The names made distinct as category tools (by slug) and never a config section name.
+
+    A name whose slug is taken gets the next free number (`Weather 2`), counted per slug:
+    bases that slug alike (`E-mail`, `e mail`) share one count, so each name costs a
+    step or two, however many came before. A long base is cut so that its number
+    survives the slug's 64-character limit.
+    """
     taken: set[str] = set()
-    numbered: dict[str, int] = {}  # base -> the number it last got (those before are taken)
+    following: dict[str, int] = {}  # a base's slug -> the next number to try for it
     out: list[str] = []
     for name in names:
         base = name.strip() or "Tools"
         if base in SECTIONS or base == "$schema":
             base = f"{base} tools"
-        number = numbered.get(base, 1)  # 1: the base itself
-        candidate = base if number == 1 else f"{base} {number}"
-        while slugify(candidate) in taken:
+        key = slugify(base)
+        number = following.get(key, 1)  # 1: the base itself
+        candidate = base if number == 1 else _numbered(base, number)
+        while (slug := slugify(candidate)) in taken:
             number += 1
-            candidate = f"{base} {number}"
-        numbered[base] = number
-        taken.add(slugify(candidate))
+            candidate = _numbered(base, number)
+        following[key] = number + 1
+        taken.add(slug)
         out.append(candidate)
     return out
+
+
+def _numbered(base: str, number: int) -> str:
+    """`base number`, with `base` cut so that the number is in the slug (at most 64 characters)."""
+    suffix = f" {number}"
+    candidate = f"{base}{suffix}"
+    # A slug is cut at 64 characters (one of another script ends in a hash of the whole).
+    while len(slug := slugify(candidate)) >= 64 and not slug.endswith(f"_{number}"):
+        over = max(1, len(slug) - 64 + len(suffix))
+        base = base[: max(1, len(base) - over)].rstrip()
+        candidate = f"{base}{suffix}"
+    return candidate

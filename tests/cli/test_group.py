@@ -3,11 +3,13 @@
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from meta_tools._text import slugify
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 
@@ -132,6 +134,28 @@ def test_group_reports_a_server_that_does_not_start(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "MCP server 'gone' could not be started" in done.stderr
     assert "its tools cannot be grouped" in done.stderr
+
+
+def test_group_on_5000_hostile_tools_finishes_and_validate_accepts_what_it_wrote(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, item 8: 64-character names, many slugging alike, shared, empty, invisible,
+    emoji, CJK, right-to-left and 1 KB descriptions, all from one MCP server."""
+    server = {"command": sys.executable, "args": [str(REPO / "tests/grouping/hostile_server.py")]}
+    (tmp_path / "cfg.json").write_text(json.dumps({"mcp_servers": {"hostile": server}}))
+    done = meta_tools(tmp_path, "group", "-c", "cfg.json", "--no-model", "-w", "proposal.json")
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    proposal = json.loads((tmp_path / "proposal.json").read_text())
+    drafts = categories(proposal)
+    listed = [t for c in drafts.values() for t in c["tools"]]
+    assert len(listed) == len(set(listed)) == 5_000
+    assert len({slugify(name) for name in drafts}) == len(drafts) == 71
+    assert all(len(slugify(name)) <= 64 for name in drafts)
+    checked = meta_tools(tmp_path, "validate", "proposal.json", env={"OPENAI_API_KEY": "sk-x"})
+    assert (checked.returncode, checked.stdout) == (
+        0,
+        "✓ proposal.json: 71 categories, 5000 tools, all found\n",
+    )
 
 
 def test_group_reads_the_config_as_strictly_as_validate(tmp_path: Path) -> None:

@@ -1,7 +1,10 @@
 """Proposals: by server, and by topic with a size bound, units kept whole, deterministic."""
 
+import time
+
 import pytest
 
+from meta_tools._text import slugify
 from meta_tools.grouping.cluster import automatic_k, default_max_size, merge_units
 from meta_tools.grouping.features import TermSpace
 from meta_tools.grouping.name import unique_names
@@ -155,6 +158,32 @@ def test_unique_names_never_clash_as_tools_nor_take_a_section_name() -> None:
         "model tools",
         "Tools",
     ]
+
+
+def test_a_numbered_name_keeps_its_number_within_the_slugs_64_characters() -> None:
+    long = "Weatherweatherweatherweatherweatherweatherweatherweatherwe & Data"
+    named = unique_names([long, long.upper(), long, "Погода", "Погода"])
+    slugs = [slugify(n) for n in named]
+    assert len(set(slugs)) == 5 and all(len(s) <= 64 for s in slugs)
+    assert named[0] == long
+    assert [s[-2:] for s in slugs[1:3]] == ["_2", "_3"]
+    assert named[3:] == ["Погода", "Погода 2"]
+
+
+def test_many_names_that_slug_alike_are_numbered_in_linear_time() -> None:
+    def spelled(number: int) -> str:  # 5,000 spellings of one name, told apart by case only
+        letters = "".join(
+            c.upper() if number >> i & 1 else c for i, c in enumerate("weatherreport")
+        )
+        return f"{letters[:7]} & {letters[7:]}"
+
+    given = [spelled(i) for i in range(5_000)]
+    assert len(set(given)) == 5_000
+    started = time.perf_counter()
+    named = unique_names(given)
+    assert time.perf_counter() - started < 5  # each walking past those before: 12.5 M slugs
+    assert len({slugify(n) for n in named}) == 5_000
+    assert named[:3] == ["weather & report", "Weather & report 2", "wEather & report 3"]
 
 
 def test_no_tools_no_groups() -> None:
