@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..router.from_config import builtin_tools, missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..router.ways_out import has_model_section
 from ..tools.base import BaseTool
+from ..tools.function import FunctionTool
 from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import PendingTool
 from ..tools.python_modules import collect_tools, import_tools
@@ -39,6 +41,7 @@ __all__ = [
     "is_pattern",
     "measure",
     "pattern_misses",
+    "tool_warnings",
 ]
 
 
@@ -93,6 +96,7 @@ async def check_config(
             report.problems.extend(_down_servers(meta, report.problems))
             report.problems.extend(map(str, pattern_misses(meta)))
             report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
+            report.warnings.extend(tool_warnings(meta))
             if not report.problems:  # the grouping is worth a look once the config works
                 report.warnings.extend(map(str, grouping_findings(meta)))
             names = {t.name for m in meta.categories for t in m.tools.list_tools()}
@@ -187,6 +191,60 @@ def _model_warnings(config: MetaToolsConfig) -> list[str]:
             ' a local server ("base_url") or a ScriptedModel from Python'
         ]
     return [f"$.model: {why}; `run` and `serve` need it (`list` and `validate` do not)"]
+
+
+def tool_warnings(meta: MetaManager) -> list[str]:
+    """Tools described too poorly to be chosen well: one line per kind, naming the tools.
+
+    A function without a docstring is described by its name alone ("Nodoc"); one that
+    takes `**kwargs` offers the model no parameter for what it accepts.
+    """
+    tools = {t.name: unwrap(t) for m in meta.categories for t in m.tools.list_tools()}
+    bare = [
+        name
+        for name, found in tools.items()
+        if not isinstance(found, PendingTool) and _words(found.description) <= _words(name)
+    ]
+    loose = [
+        name
+        for name, found in tools.items()
+        if isinstance(found, FunctionTool) and _takes_any(found.func)
+    ]
+    warnings = []
+    if bare:
+        warnings.append(
+            f"{_count(len(bare), 'tool is', 'tools are')} described by {_it(bare)} name alone,"
+            f" which hurts routing and tool choice: {_listed(bare)}; write a docstring (a"
+            " Python tool) or a description"
+        )
+    if loose:
+        warnings.append(
+            f"{_count(len(loose), 'tool takes', 'tools take')} **kwargs or *args, which"
+            f" {_it(loose)} schema cannot describe, so the model is offered no parameter for"
+            f" them: {_listed(loose)}; name the parameters"
+        )
+    return warnings
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()))
+
+
+def _takes_any(func: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters)
+
+
+def _it(names: list[str]) -> str:
+    return "its" if len(names) == 1 else "their"
+
+
+def _listed(names: list[str], limit: int = 10) -> str:
+    shown = ", ".join(map(repr, names[:limit]))
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def grouping_findings(meta: MetaManager) -> list[Finding]:
@@ -325,7 +383,7 @@ def measure(meta: MetaManager) -> dict[str, Any]:
         "main_agent": _size(meta.openai_tools(), counter),
         "flat": _size(list(flat.values()), counter),
         "tokenizer": counter.name,
-        "warnings": list(meta.warnings),
+        "warnings": [*meta.warnings, *tool_warnings(meta)],
     }
 
 

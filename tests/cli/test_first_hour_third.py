@@ -248,3 +248,52 @@ def test_validate_offline_warns_of_a_name_close_to_a_python_tool_that_only_a_ser
         "warning: $.\"Math\".tools[0]: tool 'ad' is no Python tool; did you mean 'add'? (an MCP"
         " server without a prefix, not started under --offline, may provide it)\n"
     ) in done.stderr
+
+
+# -- 4. poorly described tools are named ------------------------------------------------------
+
+POOR_TOOLS = '''
+from meta_tools import tool
+
+
+@tool
+def nodoc(x: int) -> int:
+    return x
+
+
+@tool
+def anything(**kwargs: str) -> str:
+    """Do whatever the keyword arguments say."""
+    return ""
+
+
+@tool
+def convert(value: float) -> float:
+    """Convert a value from miles to kilometres."""
+    return value * 1.609344
+'''
+
+
+def test_validate_and_list_warn_of_tools_without_a_docstring_or_taking_kwargs(
+    folder: Path,
+) -> None:
+    (folder / "poor_tools.py").write_text(POOR_TOOLS)
+    tools = ["nodoc", "anything", "convert"]
+    misc = {"description": "Unit conversion and other odd jobs.", "tools": tools}
+    write(folder, {"python_tools": ["poor_tools.py"], "Misc": misc})
+    warnings = [
+        "warning: 1 tool is described by its name alone, which hurts routing and tool choice:"
+        " 'nodoc'; write a docstring (a Python tool) or a description",
+        "warning: 1 tool takes **kwargs or *args, which its schema cannot describe, so the"
+        " model is offered no parameter for them: 'anything'; name the parameters",
+    ]
+    checked = cli(folder, "validate")
+    assert checked.returncode == 0, checked.stderr
+    assert [
+        line for line in checked.stderr.splitlines() if line.startswith("warning: 1 tool")
+    ] == warnings
+    listed = cli(folder, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [
+        line for line in listed.stdout.splitlines() if line.startswith("warning: 1 tool")
+    ] == warnings
