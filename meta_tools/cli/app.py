@@ -19,6 +19,8 @@ import typer
 from anyio.abc import TaskStatus
 from rich.console import Console
 
+from ..config import SECTIONS, read_json
+from ..exceptions import ConfigError
 from ..router.from_config import missing_model, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
@@ -30,6 +32,7 @@ from .common import (
     DEFAULT_CONFIG,
     LOG_LEVELS,
     CategoryArgument,
+    ConfigArgument,
     ConfigOption,
     GlobalOptions,
     InputOption,
@@ -100,6 +103,7 @@ def _root(
 @app.command()
 def serve(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     transport: Annotated[
         str, typer.Option("--transport", help="stdio (for MCP hosts) or http (streamable HTTP).")
@@ -133,6 +137,7 @@ def serve(
 
     All logs go to stderr, so stdout stays for the protocol.
     """
+    config = file or config
     with report_errors(ctx):
         if transport not in ("stdio", "http"):
             fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
@@ -304,6 +309,7 @@ def prompt(
 @app.command("list")
 def list_(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     tools: ToolsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
@@ -313,6 +319,7 @@ def list_(
 
     Also what the main agent sees versus all tools flat.
     """
+    config = file or config
     with report_errors(ctx):
         loaded = load_config(config)
         meta = MetaManager.from_config(loaded, tools=load_tools(tools), model=NoModel())
@@ -336,12 +343,7 @@ def list_(
 @app.command()
 def validate(
     ctx: typer.Context,
-    path: Annotated[
-        Path | None,
-        typer.Argument(
-            help="The config file (the same as -c).", show_default=False, metavar="FILE"
-        ),
-    ] = None,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     tools: ToolsOption = None,
     offline: Annotated[
@@ -349,7 +351,7 @@ def validate(
     ] = False,
 ) -> None:
     """Check a config: every problem listed (exit 1), then warnings."""
-    config = path or config
+    config = file or config
     with report_errors(ctx):
         require_config(config)
         report = anyio.run(lambda: check_config(config, load_tools(tools), offline=offline))
@@ -369,6 +371,7 @@ def validate(
 @app.command()
 def init(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     prompts: Annotated[
         bool,
@@ -383,16 +386,30 @@ def init(
     It groups the tools of the demo MCP server that ships with meta-tools, so it
     works at once, offline and without a key.
     """
+    config = file or config
     with report_errors(ctx):
         folder = config.parent
         written = write_starter(folder, name=config.name, prompts=prompts, force=force)
         for path in written:
             typer.echo(f"wrote {path}{'/' if path.is_dir() else ''}")
+        if config not in written:  # --prompts beside a config of the user's: it is kept
+            typer.echo(f"kept {config} as it is (--force would replace it with the starter)")
+            if not _names_prompts_dir(config):
+                typer.echo(f'to use the templates, add "prompts_dir": "{PROMPTS_DIR}" to {config}')
         flag = "" if config == DEFAULT_CONFIG else f" -c {config}"
         typer.echo(
             f"next: meta-tools list{flag}  (the categories), meta-tools validate{flag},"
             f" meta-tools serve{flag}  (for an MCP host)"
         )
+
+
+def _names_prompts_dir(config: Path) -> bool:
+    """Whether the config file already names a templates folder (unreadable: say it does not)."""
+    try:
+        data = read_json(config, sections=SECTIONS)
+    except (ConfigError, OSError):
+        return False
+    return isinstance(data, dict) and "prompts_dir" in data
 
 
 @app.command()
@@ -426,6 +443,7 @@ def schema() -> None:
 @app.command()
 def demo(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", "-c", help="A config grouping the demo server's tools."),
@@ -438,6 +456,7 @@ def demo(
     """
     from .offline_demo import run_demo
 
+    config = file or config
     with report_errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
 

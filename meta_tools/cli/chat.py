@@ -27,6 +27,7 @@ from ..router.manager import MetaManager
 from ..tracing import Tracer
 from .common import (
     DEFAULT_CONFIG,
+    ConfigArgument,
     ConfigOption,
     ToolsOption,
     TraceOption,
@@ -48,6 +49,7 @@ _LEAVE = ("exit", "quit")
 @app.command()
 def chat(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     trace: TraceOption = None,
     tools: ToolsOption = None,
@@ -59,6 +61,7 @@ def chat(
 
     Each of its category calls is shown step by step, as `run` shows one.
     """
+    config = file or config
     console = Console(highlight=False)
     with report_errors(ctx):
         loaded = load_config(config)

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "LOG_LEVELS",
     "CategoryArgument",
+    "ConfigArgument",
     "ConfigOption",
     "GlobalOptions",
     "InputOption",
@@ -73,6 +74,11 @@ ConfigOption = Annotated[
     Path,
     typer.Option("--config", "-c", help="The config file.", show_default=True, metavar="FILE"),
 ]
+ConfigArgument = Annotated[
+    Path | None,
+    typer.Argument(help="The config file (the same as -c).", show_default=False, metavar="FILE"),
+]
+"""The config file given positionally (`meta-tools list mine.json`), as every command takes it."""
 CategoryArgument = Annotated[
     str, typer.Argument(help="The category (its tool name or display name).")
 ]

@@ -26,6 +26,7 @@ from ..tools.mcp.tool import McpServerTool
 from ..tools.wrapper import unwrap
 from .common import (
     DEFAULT_CONFIG,
+    ConfigArgument,
     ConfigOption,
     ToolsOption,
     app,
@@ -45,6 +46,7 @@ _ALL = "(every tool)"
 @app.command()
 def group(
     ctx: typer.Context,
+    file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     by: Annotated[
         str, typer.Option("--by", help="topic (what the tools do) or server (one per source).")
@@ -84,6 +86,7 @@ def group(
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
+    config = file or config
     err = stderr_console()
     with report_errors(ctx):
         if by not in ("topic", "server"):

@@ -75,11 +75,20 @@ def write_starter(folder: Path, *, name: str, prompts: bool, force: bool) -> lis
     config = folder / name
     templates = folder / PROMPTS_DIR
     sources = sorted(p for p in default_templates_dir().iterdir() if p.suffix in (".j2", ".md"))
-    _check_free(config, templates if prompts else None, [p.name for p in sources], force=force)
+    # Asked for the templates beside a config of one's own: that config is kept as it is.
+    keep = prompts and not force and taken(config) is not None
+    _check_free(
+        None if keep else config,
+        templates if prompts else None,
+        [p.name for p in sources],
+        force=force,
+    )
     folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(starter_config(prompts=prompts), indent=2, ensure_ascii=False)
-    write_file(config, text + "\n", force=force)
-    written = [config]
+    written = []
+    if not keep:
+        text = json.dumps(starter_config(prompts=prompts), indent=2, ensure_ascii=False)
+        write_file(config, text + "\n", force=force)
+        written.append(config)
     if prompts:
         make_folder(templates, force=force)
         for source in sources:
@@ -88,10 +97,12 @@ def write_starter(folder: Path, *, name: str, prompts: bool, force: bool) -> lis
     return written
 
 
-def _check_free(config: Path, templates: Path | None, names: list[str], *, force: bool) -> None:
+def _check_free(
+    config: Path | None, templates: Path | None, names: list[str], *, force: bool
+) -> None:
     """Refuse, before anything is written, a taken path (with `force`: one holding what
     `force` does not replace, such as a folder where the config goes)."""
-    paths = [config] if templates is None else [config, templates]
+    paths = [p for p in (config, templates) if p is not None]
     found = [t for t in map(taken, paths) if t is not None]
     if found and not force:
         shown = ", ".join(
@@ -104,7 +115,10 @@ def _check_free(config: Path, templates: Path | None, names: list[str], *, force
         )
     # --force writes the config over a file or a link, and the templates' folder over a
     # link; it keeps that folder if it is one, and writes over the files and links in it.
-    replaced = {config: ("file", "link"), templates: ("folder", "link")}
+    replaced: dict[Path | None, tuple[str, ...]] = {
+        config: ("file", "link"),
+        templates: ("folder", "link"),
+    }
     wrong = [t for t in found if t.kind not in replaced[t.path]]
     if not wrong and templates is not None and any(t.kind == "folder" for t in found):
         inside = (taken(templates / name) for name in names)

@@ -297,3 +297,62 @@ def test_validate_and_list_warn_of_tools_without_a_docstring_or_taking_kwargs(
     assert [
         line for line in listed.stdout.splitlines() if line.startswith("warning: 1 tool")
     ] == warnings
+
+
+# -- 12. the config file in one form everywhere ------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["list", "validate", "group", "init"])
+def test_every_command_without_another_argument_takes_the_config_file_positionally(
+    folder: Path, command: str
+) -> None:
+    config = {"python_tools": ["cli_sample_tools.py"], **CATEGORIES}
+    write(folder, config, name="good.json")
+    if command == "init":
+        done = cli(folder, "init", "new.json")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("wrote new.json\n")
+        return
+    positional = cli(folder, command, "good.json")
+    option = cli(folder, command, "-c", "good.json")
+    assert positional.returncode == 0, positional.stderr
+    assert (positional.stdout, positional.stderr) == (option.stdout, option.stderr)
+
+
+def test_chat_and_serve_take_the_config_file_positionally_too(folder: Path) -> None:
+    write(folder, CATEGORIES, name="good.json")
+    # No model: both stop at the same first check, which reads the file named.
+    for command in ("chat", "serve"):
+        done = cli(folder, command, "missing.json")
+        assert (done.returncode, done.stderr) == (
+            1,
+            "error: no config file 'missing.json' found\n"
+            "hint: create a starter config with `meta-tools init`, or pass one with -c PATH\n",
+        )
+
+
+# -- 13. init --prompts beside a config of one's own --------------------------------------------
+
+
+def test_init_prompts_beside_an_existing_config_writes_the_templates_and_keeps_the_config(
+    folder: Path,
+) -> None:
+    mine = write(folder, CATEGORIES)
+    before = mine.read_text()
+    done = cli(folder, "init", "--prompts")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[:3] == [
+        "wrote meta_tool_prompts/",
+        "kept Meta_tool_config.json as it is (--force would replace it with the starter)",
+        'to use the templates, add "prompts_dir": "meta_tool_prompts" to Meta_tool_config.json',
+    ]
+    assert mine.read_text() == before
+    assert sorted(p.name for p in (folder / "meta_tool_prompts").iterdir()) == [
+        "README.md",
+        "max_iteration_summary.j2",
+        "tool_result_evaluation.j2",
+        "tool_selection.j2",
+    ]
+    again = cli(folder, "init", "--prompts")
+    assert again.returncode == 1
+    assert "'meta_tool_prompts' already exists; nothing was written" in again.stderr
