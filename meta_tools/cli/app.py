@@ -106,25 +106,36 @@ def serve(
     file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     transport: Annotated[
-        str, typer.Option("--transport", help="stdio (for MCP hosts) or http (streamable HTTP).")
+        str,
+        typer.Option(
+            "--transport",
+            help="stdio (for MCP hosts) or http (streamable HTTP).",
+            metavar="[stdio|http]",
+        ),
     ] = "stdio",
-    host: Annotated[str, typer.Option(help="HTTP host to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port (0 picks a free one).")] = 8000,
-    path: Annotated[str, typer.Option(help="HTTP path of the MCP endpoint.")] = "/mcp",
+    host: Annotated[str, typer.Option(help="HTTP host to bind.", metavar="HOST")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(help="HTTP port (0 picks a free one).", metavar="PORT")
+    ] = 8000,
+    path: Annotated[
+        str, typer.Option(help="HTTP path of the MCP endpoint.", metavar="PATH")
+    ] = "/mcp",
     replica: Annotated[
         str | None,
         typer.Option(
             envvar="META_TOOLS_REPLICA",
             help="HTTP: this replica's name, put in its session ids for load-balancer affinity.",
             show_default=False,
+            metavar="NAME",
         ),
     ] = None,
     token: Annotated[
         str | None,
         typer.Option(
             envvar="META_TOOLS_TOKEN",
-            help="HTTP: require 'Authorization: Bearer <token>'.",
+            help="HTTP: require 'Authorization: Bearer TOKEN'.",
             show_default=False,
+            metavar="TOKEN",
         ),
     ] = None,
     trace: TraceOption = None,
@@ -417,7 +428,8 @@ def trace(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A trace written with --trace.", metavar="FILE")],
     run_id: Annotated[
-        str | None, typer.Option("--run", help="Show only this run (its id or a prefix).")
+        str | None,
+        typer.Option("--run", help="Show only this run (its id or a prefix).", metavar="ID"),
     ] = None,
     full: Annotated[
         bool, typer.Option("--full", help="Show tool results and replies whole, not cut.")
@@ -446,7 +458,9 @@ def demo(
     file: ConfigArgument = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", "-c", help="A config grouping the demo server's tools."),
+        typer.Option(
+            "--config", "-c", help="A config grouping the demo server's tools.", metavar="FILE"
+        ),
     ] = None,
     trace: TraceOption = None,
 ) -> None:

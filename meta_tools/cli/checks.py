@@ -108,7 +108,7 @@ async def check_config(
         report.problems.extend(exc.problems)
     except MetaToolsError as exc:
         report.problems.append(str(exc))
-    report.problems = list(dict.fromkeys(report.problems))  # a template problem comes twice
+    report.problems = _held_back(list(dict.fromkeys(report.problems)))  # templates: twice
     return report
 
 
@@ -164,6 +164,30 @@ def _close_to_python_tools(
                     " provide it)"
                 )
     return warnings
+
+
+_UNIMPORTABLE = re.compile(r"^\$\.python_tools\[\d+\] .*: cannot import")
+_UNPROVIDED = re.compile(
+    r"^\$\.\"[^\n]*\"\.tools\[\d+\]: tool '[^\n]*' is listed but no source provides it$"
+)
+
+
+def _held_back(problems: list[str]) -> list[str]:
+    """Without a module of `python_tools`, its tools are missing too: one problem, not many.
+
+    The names of listed tools are checked again once the module imports.
+    """
+    if not any(_UNIMPORTABLE.match(p) for p in problems):
+        return problems
+    kept = [p for p in problems if not _UNPROVIDED.match(p)]
+    if len(kept) < len(problems):
+        kept = [
+            f"{p} (the tool names it would provide are checked once it imports)"
+            if _UNIMPORTABLE.match(p)
+            else p
+            for p in kept
+        ]
+    return kept
 
 
 def check_category(config: MetaToolsConfig, name: str) -> None:

@@ -80,10 +80,12 @@ ConfigArgument = Annotated[
 ]
 """The config file given positionally (`meta-tools list mine.json`), as every command takes it."""
 CategoryArgument = Annotated[
-    str, typer.Argument(help="The category (its tool name or display name).")
+    str, typer.Argument(help="The category (its tool name or display name).", metavar="CATEGORY")
 ]
-ObjectiveOption = Annotated[str, typer.Option("--objective", "-o", help="The goal.")]
-InputOption = Annotated[str, typer.Option("--input", "-i", help="The exact input.")]
+ObjectiveOption = Annotated[
+    str, typer.Option("--objective", "-o", help="The goal.", metavar="TEXT")
+]
+InputOption = Annotated[str, typer.Option("--input", "-i", help="The exact input.", metavar="TEXT")]
 ToolsOption = Annotated[
     list[str] | None,
     typer.Option(

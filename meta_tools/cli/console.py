@@ -33,6 +33,7 @@ __all__ = [
     "AgentStepPrinter",
     "RunProgress",
     "StepPrinter",
+    "counted",
     "print_listing",
     "print_result",
     "print_saving",
@@ -53,6 +54,11 @@ def _arguments(arguments: dict[str, Any] | str, limit: int = 120) -> str:
         return f"({truncate(arguments, limit)})"
     inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
     return f"({truncate(inner, limit)})"
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 round`, `2 rounds`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _tokens(prompt: int, completion: int) -> str:
@@ -90,8 +96,8 @@ class StepPrinter:
                 style = _STATUS_STYLE.get(status, "white")
                 cost = _tokens(event.prompt_tokens, event.completion_tokens)
                 return (
-                    f"■ [{style}]{shown(status)}[/] [dim]after {event.round} round(s),"
-                    f" {event.llm_calls} LLM call(s){cost}, {took:.2f} s[/]"
+                    f"■ [{style}]{shown(status)}[/] [dim]after {counted(event.round, 'round')},"
+                    f" {counted(event.llm_calls, 'LLM call')}{cost}, {took:.2f} s[/]"
                 )
         return f"  • {shown(event.kind)}"
 
@@ -174,7 +180,7 @@ class RunProgress(StepPrinter):
 
 
 def print_result(console: Console, result: CategoryResult) -> None:
-    """The result of one category call: status and summary, each tool call, usage."""
+    """The result of one category call: status and summary, and each tool call."""
     style = _STATUS_STYLE.get(result.status, "white")
     body = shown(result.summary)
     if result.question:
@@ -197,11 +203,7 @@ def print_result(console: Console, result: CategoryResult) -> None:
                 shown(truncate((text or "").replace("\n", " "), 100)),
             )
         console.print(table)
-    usage = result.usage
-    console.print(
-        f"[dim]{result.iterations} round(s), {usage.llm_calls} LLM call(s),"
-        f" {usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.wall_s:.2f} s[/]"
-    )
+    # The totals are the run's last step line, printed as it finished.
 
 
 def print_saving(

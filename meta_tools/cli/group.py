@@ -49,23 +49,37 @@ def group(
     file: ConfigArgument = None,
     config: ConfigOption = DEFAULT_CONFIG,
     by: Annotated[
-        str, typer.Option("--by", help="topic (what the tools do) or server (one per source).")
+        str,
+        typer.Option(
+            "--by",
+            help="topic (what the tools do) or server (one per source).",
+            metavar="[topic|server]",
+        ),
     ] = "topic",
     categories: Annotated[
         int | None,
         typer.Option(
-            "--categories", "-k", min=1, help="How many categories (default: about √tools)."
+            "--categories",
+            "-k",
+            min=1,
+            help="How many categories (default: about √tools).",
+            metavar="N",
         ),
     ] = None,
     max_size: Annotated[
         int | None,
         typer.Option(
-            "--max-size", min=1, help="No category above this many tools (default: 1.5 × mean)."
+            "--max-size",
+            min=1,
+            help="No category above this many tools (default: 1.5 × mean).",
+            metavar="N",
         ),
     ] = None,
     write: Annotated[
         Path | None,
-        typer.Option("--write", "-w", help="Write the config here instead of printing it."),
+        typer.Option(
+            "--write", "-w", help="Write the config here instead of printing it.", metavar="FILE"
+        ),
     ] = None,
     force: Annotated[
         bool,

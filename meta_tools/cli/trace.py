@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.tree import Tree
 
 from ..exceptions import MetaToolsError
+from .console import counted
 from .terminal import shown
 
 __all__ = ["TraceEvent", "TraceFile", "TraceFileError", "TraceRun", "print_trace", "read_trace"]
@@ -219,8 +220,8 @@ def _tree(run: TraceRun, *, full: bool) -> Tree:
             _tool_call(tree, event, full=full)
         elif event.event == "run_finished":
             node = tree.add(
-                f"■ [bold]{shown(event.status)}[/] after {event.round} round(s),"
-                f" {event.llm_calls} LLM call(s), {event.prompt_tokens}+"
+                f"■ [bold]{shown(event.status)}[/] after {counted(event.round or 0, 'round')},"
+                f" {counted(event.llm_calls, 'LLM call')}, {event.prompt_tokens}+"
                 f"{event.completion_tokens} tokens, {event.duration_s:.2f} s"
             )
             if event.error:

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
+from .._suggest import did_you_mean
 from ..exceptions import ToolDefinitionError
 from .base import BaseTool
 from .pack import ToolPack, as_tool
@@ -147,7 +148,12 @@ def _import_file(target: str, base: Path, spec: str, label: str) -> ModuleType:
     path = Path(target).expanduser()
     path = (path if path.is_absolute() else base / path).resolve()
     if not path.is_file():
-        raise ToolDefinitionError(f"{label} {spec!r}: cannot import: no file {str(path)!r}")
+        siblings = [p.name for p in path.parent.glob("*.py")] if path.parent.is_dir() else []
+        hint = did_you_mean(path.name, siblings)
+        raise ToolDefinitionError(
+            f"{label} {spec!r}: cannot import: no file {str(path)!r}"
+            + (f"; {hint}" if hint else "")
+        )
     # A name of its own per file, so two `tools.py` in different folders do not clash.
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     name = f"meta_tools_user_{path.stem}_{digest}"
@@ -177,10 +183,12 @@ def _import_module(target: str, base: Path, spec: str, label: str) -> ModuleType
     except ModuleNotFoundError as exc:
         top = target.split(".")[0]
         if exc.name in (target, top):
+            nearby = [p.stem for p in base.glob("*.py")] if "." not in target else []
+            hint = did_you_mean(target, nearby)
             raise ToolDefinitionError(
                 f"{label} {spec!r}: cannot import module {target!r}: not found in"
-                f" {str(base)!r} or the installed packages (a file needs its path, e.g."
-                f" 'tools/{top}.py')"
+                f" {str(base)!r} or the installed packages"
+                + (f"; {hint}" if hint else f" (a file needs its path, e.g. 'tools/{top}.py')")
             ) from None
         raise ToolDefinitionError(
             f"{label} {spec!r}: cannot import module {target!r}: it imports {exc.name!r},"

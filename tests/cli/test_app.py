@@ -95,15 +95,14 @@ def test_run_in_a_terminal_prints_each_step_as_it_happens_then_the_result(
         "  • selected add (T s, 10+5 tokens)\n"
         "  ✓ add(a=2, b=3) (T s)\n"
         "  • evaluated round 1: done (T s, 30+6 tokens)\n"
-        "■ success after 1 round(s), 2 LLM call(s), 40+11 tokens, T s\n"
+        "■ success after 1 round, 2 LLM calls, 40+11 tokens, T s\n"
         "╭─ success · Math ─────────────────────────────────────────────────────────────╮\n"
         "│ 2 + 3 = 5                                                                    │\n"
         "╰──────────────────────────────────────────────────────────────────────────────╯\n"
         " round ┃ tool ┃ ok ┃ time   ┃ result or error \n"
         "━━━━━━━╇━━━━━━╇━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━\n"
         " 1     │ add  │ ✓  │ T s │ 5               \n"
-        "1 round(s), 2 LLM call(s), 40+11 tokens, T s\n"
-    )
+    )  # the totals once, as the run's last step
     assert llm_server.requests[0].headers["authorization"] == "Bearer sk-test"
     assert [t["function"]["name"] for t in llm_server.requests[0].body["tools"]] == [
         "add",

@@ -261,14 +261,15 @@ def test_a_python_tools_entry_that_cannot_be_imported_says_where_it_was_looked_f
     )
     done = cli(tmp_path, "validate")
     assert done.returncode == 1
+    # The tools these would provide are missing too: that is not a problem of its own.
+    checked = " (the tool names it would provide are checked once it imports)"
     assert done.stderr.splitlines()[1:] == [
-        "error: Meta_tool_config.json: 3 problems",
+        "error: Meta_tool_config.json: 2 problems",
         f"  - $.python_tools[0] 'no_such_module': cannot import module 'no_such_module': not"
         f" found in {str(tmp_path)!r} or the installed packages (a file needs its path, e.g."
-        " 'tools/no_such_module.py')",
+        f" 'tools/no_such_module.py'){checked}",
         f"  - $.python_tools[1] 'missing/file.py': cannot import: no file"
-        f" {str(tmp_path / 'missing' / 'file.py')!r}",
-        "  - $.\"Text\".tools[0]: tool 'reverse' is listed but no source provides it",
+        f" {str(tmp_path / 'missing' / 'file.py')!r}{checked}",
         "hint: fix them and run `meta-tools validate` again",
     ]
 
@@ -351,7 +352,7 @@ def test_a_trace_records_the_prompts_arguments_and_results_and_trace_shows_them(
     assert '✓ tool add({"a": 2, "b": 3})' in out
     assert "LLM call 2 (evaluate, round 1)" in out
     assert "2 + 3 = 5" in out
-    assert "■ success after 1 round(s), 2 LLM call(s)" in out
+    assert "■ success after 1 round, 2 LLM calls" in out
     assert "hush-42" not in out
 
 

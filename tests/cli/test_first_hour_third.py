@@ -356,3 +356,48 @@ def test_init_prompts_beside_an_existing_config_writes_the_templates_and_keeps_t
     again = cli(folder, "init", "--prompts")
     assert again.returncode == 1
     assert "'meta_tool_prompts' already exists; nothing was written" in again.stderr
+
+
+# -- 14. small things ----------------------------------------------------------------------------
+
+
+def test_python_dash_m_meta_tools_runs_the_command(folder: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "meta_tools", "--help"],
+        cwd=folder,
+        env=no_key_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: meta-tools [OPTIONS] COMMAND [ARGS]...\n")
+    assert "  chat " in done.stdout
+
+
+def test_help_placeholders_are_upper_case_words_and_choices_are_listed(folder: Path) -> None:
+    helps = {c: cli(folder, c, "--help").stdout for c in ("serve", "run", "group", "trace")}
+    assert "--transport [stdio|http]" in helps["serve"]
+    assert "--by [topic|server]" in helps["group"]
+    assert "-o, --objective TEXT" in helps["run"]
+    assert "--run ID" in helps["trace"]
+    for text in helps.values():
+        options = [line for line in text.splitlines() if line.lstrip().startswith("-")]
+        assert not [line for line in options if "<" in line.split("  ")[0]], text
+
+
+def test_a_misspelled_python_tools_file_gets_did_you_mean_and_no_knock_on_problems(
+    folder: Path,
+) -> None:
+    (folder / "unit_tools.py").write_text(TOOLS_MODULE)
+    write(folder, {"python_tools": ["unit_tool.py"], **CATEGORIES})
+    done = cli(folder, "validate")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.endswith(
+        "error: Meta_tool_config.json: 1 problem\n"
+        f"  - $.python_tools[0] 'unit_tool.py': cannot import: no file"
+        f" {str(folder.resolve() / 'unit_tool.py')!r}; did you mean 'unit_tools.py'? (the tool"
+        " names it would provide are checked once it imports)\n"
+        "hint: fix it and run `meta-tools validate` again\n"
+    )

@@ -66,7 +66,7 @@ def test_bad_lines_are_skipped_by_number_and_every_run_is_still_shown(tmp_path: 
     assert f"Math run {RUN}" in out and "LLM call 1 (select, round 0) · offered: add" in out
     # A result with U+2028 and NEL in it is one line of the file (not three bad ones).
     assert '✓ tool add({"a": 2, "b": 3})' in out and "(one line" in out and "still)" in out
-    assert "■ success after 1 round(s), 2 LLM call(s), 40+11 tokens" in out
+    assert "■ success after 1 round, 2 LLM calls, 40+11 tokens" in out
 
 
 def test_past_ten_bad_lines_the_rest_are_counted_and_a_file_of_only_bad_lines_fails(
