@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.agent import AgentStep, CategoryCalled, CategoryReturned, MainAgent
+from meta_tools.category.fence import render_value
 from meta_tools.category.result import CategoryResult, RunUsage
-from meta_tools.category.turns import render_value, tool_definition
+from meta_tools.category.turns import tool_definition
 from meta_tools.exceptions import ModelError
 from meta_tools.guards import GuardCounts, Guards
 from meta_tools.llm.base import ChatModel

@@ -26,7 +26,8 @@ from typing import Any
 
 import anyio
 
-from meta_tools.category.turns import read_result, read_task
+from meta_tools.category.fence import read_result
+from meta_tools.category.task import read_task
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve

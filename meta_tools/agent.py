@@ -21,9 +21,10 @@ import anyio
 
 from ._text import clipped
 from .category.events import RunEvent
+from .category.fence import fence_result
 from .category.grounding import unfounded_numbers
 from .category.result import CategoryResult
-from .category.turns import call_key, fence_result, invents_numbers
+from .category.turns import call_key, invents_numbers
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .guards import GuardCounts, Guards
 from .llm.base import ChatModel

@@ -148,12 +148,14 @@ class RoutingConfig(_Strict):
     only the best-ranked ones for each message (plus `any_category`, which
     reaches the rest); of those, only the ones scoring at least `min_score_ratio`
     of the best one's score. `retry_categories`: when a category declines, the call
-    is run in at most this many next-ranked categories (0: never).
+    is run in at most this many next-ranked categories (0: never); left out, the
+    guard profile decides (guard `retry_declined`: one under `small`, none under
+    `capable`, whose main agent reads the decline and chooses itself).
     """
 
     max_categories: int = Field(8, ge=1, le=256)
     min_score_ratio: float = Field(0.9, ge=0, le=1)
-    retry_categories: int = Field(1, ge=0, le=8)
+    retry_categories: int | None = Field(None, ge=0, le=8)
 
 
 class GuardsConfig(_Strict):

@@ -44,7 +44,7 @@ __all__ = [
 Stage = Literal["reply", "calls", "results", "answer", "names"]
 """Where a guard acts: on the model's reply as read, on the calls it makes, on what
 the calls returned, on its answer, or on the names it writes."""
-Loop = Literal["category", "main", "both"]
+Loop = Literal["category", "main", "router", "both"]
 ProfileName = Literal["capable", "small"]
 
 
@@ -181,6 +181,15 @@ GUARDS: tuple[Guard, ...] = (
         " main agent's model.",
     ),
     Guard(
+        "retry_declined",
+        "results",
+        "router",
+        "Runs a call its category declined in the next-ranked category that matches it"
+        " (unless `routing.retry_categories` sets how many), so that a wrong first choice"
+        " of a small main agent is mended.",
+        budget=1,
+    ),
+    Guard(
         "each_result",
         "results",
         "main",
@@ -194,7 +203,7 @@ GUARDS: tuple[Guard, ...] = (
         "category",
         "Takes a reply that copies the loop's own note back (or a question for the user"
         " that does) as no answer, and cuts copied sentences from an answer.",
-        text="{{ name }} was not sent: its question repeats the note you were given, which is"
+        text="{{ tool }} was not sent: its question repeats the note you were given, which is"
         " no question for the user. Ask only for a value the task needs and does not"
         " give, or call the tool that does the task, or decline.",
     ),

@@ -7,7 +7,7 @@ import pytest
 from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.turns import read_task
+from meta_tools.category.task import read_task
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.numbers import calculate
 from meta_tools.guards import Guards

@@ -10,9 +10,10 @@ import pytest
 from meta_tools import tool
 from meta_tools._numbers import count_words, number_values, read_numbers
 from meta_tools.agent import MainAgent
+from meta_tools.category.fence import read_result
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.run import found_nothing
-from meta_tools.category.turns import invents_numbers, read_result
+from meta_tools.category.turns import invents_numbers
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.guards import GUARDS, PROFILES, Guards

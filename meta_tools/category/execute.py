@@ -19,9 +19,10 @@ from ..exceptions import ToolError, ToolNotFoundError
 from ..llm.types import ToolCall
 from ..tools.pack import ToolOutcome, ToolPack
 from .events import ToolFinished
+from .fence import render_value, tool_message
 from .result import Execution, truncate
 from .run import Run, RunState
-from .turns import call_key, render_value, tool_message
+from .turns import call_key
 
 __all__ = ["RoundExecutor", "done_so_far", "nothing_worked", "results_so_far"]
 

@@ -39,30 +39,28 @@ from .events import (
     ToolsSelected,
 )
 from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
+from .fence import tool_message
 from .grounding import ascreen_calls
 from .limits import LIMITS
 from .memory import MemoryStore, SessionMemory
+from .note import Note
 from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
 from .spread import spread_turn
 from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
+from .task import objective_in_words, recites_request, task_message
 from .turns import (
     CONTROL_TOOLS,
     Answered,
     Calls,
     Declined,
-    Note,
     Outcome,
     Requested,
     classify_turn,
     invents_numbers,
-    objective_in_words,
-    recites_request,
-    task_message,
     tool_definition,
-    tool_message,
 )
 
 __all__ = ["CONTROL_TOOLS", "CategoryManager"]
@@ -321,18 +319,15 @@ class CategoryManager:
             if guards.on("spread_lists"):
                 turn = spread_turn(turn, run.tools, self.max_calls_per_round)
             # A call it still could not write, after the notes, is not an answer either.
-            note = (
-                await by_size(state.task_chars, partial(_own_note, state))
-                if guards.on("echoed_note")
-                else Note()
-            )
+            echoed = guards.on("echoed_note")
+            note = await by_size(state.task_chars, partial(_own_note, state)) if echoed else Note()
+            copied = guards.text("echoed_note", tool="request_input") if echoed else ""
             outcome = classify_turn(
-                turn.model_copy(update={"text": None}) if turn.unread_call else turn, note
+                turn.model_copy(update={"text": None}) if turn.unread_call else turn, note, copied
             )
             if guards.on("unfounded_call"):
                 told = f"{self.description}\n{self.tool_usage_notes}"
                 outcome = await ascreen_calls(outcome, state, run.tools, guards, told)
-            echoed = guards.on("echoed_note")
             if isinstance(outcome, Answered) and echoed and not note.echoed_by(outcome.text):
                 # Its own words, without the note's sentences it opened with, copied.
                 outcome = Answered(note.cut_from(outcome.text))

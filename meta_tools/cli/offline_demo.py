@@ -1,4 +1,4 @@
-"""The offline demo (`meta-tools demo`, `python example.py` without a key).
+"""The offline demo (`meta-tools demo`).
 
 Friday (a `MainAgent`) talks through a fixed conversation. Only the LLM
 decisions are scripted, Friday's and the category managers'; everything else
@@ -19,9 +19,11 @@ from rich.console import Console
 
 from .._json import loads
 from ..agent import MainAgent
-from ..category.turns import read_result, read_task
+from ..category.fence import read_result
+from ..category.task import read_task
 from ..config import MetaToolsConfig
 from ..demo.categories import CATEGORIES
+from ..exceptions import MetaToolsError
 from ..llm.scripted import ScriptedModel
 from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
@@ -266,6 +268,14 @@ def friday_model(questions: Sequence[Question], meta: MetaManager) -> ScriptedMo
     return _with_usage(decide)
 
 
+def _missing_tools(meta: MetaManager, questions: Sequence[Question]) -> list[str]:
+    """The demo tools the script calls that no category of `meta` offers."""
+    offered = [t.name for m in meta.categories for t in m.tools.list_tools()]
+    needed = {t for q in questions for task in q.tasks for calls in task.rounds for t, _ in calls}
+    needed |= {task.tool for q in questions for task in q.tasks}
+    return sorted(t for t in needed if not any(_matches(n, t) for n in offered))
+
+
 async def run_demo(
     console: Console,
     *,
@@ -280,6 +290,10 @@ async def run_demo(
         config: a config grouping the demo server's tools (default: `demo_config()`).
         trace: a file to append the JSON-lines trace to.
         questions: the conversation.
+
+    Raises:
+        ConfigError: the config is invalid.
+        MetaToolsError: no category offers a tool the script calls (before anything is asked).
     """
     loaded = demo_config() if config is None else config
     meta = MetaManager.from_config(loaded, model=category_model(questions))
@@ -287,6 +301,14 @@ async def run_demo(
     printer = AgentStepPrinter(console)
     try:
         async with meta:
+            if missing := _missing_tools(meta, questions):
+                source = loaded.source if isinstance(loaded, MetaToolsConfig) else str(loaded)
+                raise MetaToolsError(
+                    f"{source} cannot run the demo: no category has the demo server's"
+                    f" tool{'s' if len(missing) != 1 else ''} {', '.join(map(repr, missing))};"
+                    " run `meta-tools demo` without -c, or `meta-tools init` for a config that"
+                    " groups them"
+                )
             friday = MainAgent(friday_model(questions, meta), meta)
             tools = sum(len(m.tools) for m in meta.categories)
             console.print(

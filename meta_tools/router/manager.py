@@ -326,6 +326,16 @@ class MetaManager(AsyncCloseable):
         config = self.config
         return config.routing if config is not None else RoutingConfig()
 
+    @property
+    def retry_categories(self) -> int:
+        """How many next-ranked categories a declined call is run in: the `routing`
+        section's `retry_categories`, else guard `retry_declined`'s budget when it runs."""
+        given = self.routing.retry_categories
+        if given is not None:
+            return given
+        guards = self.guards
+        return guards.budget("retry_declined") if guards.on("retry_declined") else 0
+
     def rank(self, text: str) -> list[RankedCategory]:
         """Every category, best first, for `text` (a request, or an objective and its input).
 
@@ -545,7 +555,7 @@ class MetaManager(AsyncCloseable):
     def _next_category(self, call: CategoryCall, declined: list[str]) -> CategoryManager | None:
         """The best-ranked category for `call` that matched it, has not declined yet
         and did not hand it on."""
-        if len(declined) > self.routing.retry_categories:
+        if len(declined) > self.retry_categories:
             return None
         passed = {*declined, call.handed_on_by}
         for ranked in self.rank(call.text):

@@ -45,6 +45,8 @@ SMALL_PROFILE_HARMS: dict[str, str] = {
     "test_a_marathon_s_length_the_model_knows_is_converted": "made_up_input",
     # The fifth category call of one reply is answered "not run".
     "test_five_categories_called_in_one_reply_all_run": "round_cap",
+    # A decline is run again in the best-ranked other category.
+    "test_a_decline_from_the_category_the_host_chose_is_the_result": "retry_declined",
 }
 
 

@@ -465,11 +465,6 @@ async def test_a_category_that_has_no_tool_for_the_task_declines(profile: str | 
     assert toolbox.ran == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 46: the router's decline retry (routing.retry_categories) reruns a declined"
-    " call in the best-ranked other category; a reroute that is no guard, on in every profile",
-)
 async def test_a_decline_from_the_category_the_host_chose_is_the_result(
     profile: str | None,
 ) -> None:

@@ -557,7 +557,7 @@ def test_numbers_are_read_with_their_thousands_separators() -> None:
 
 
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:
-    from meta_tools.category.turns import Note
+    from meta_tools.category.note import Note
 
     note = Note.of("Round 2 of 3 is done.\n- No call has worked yet: call a tool, or call decline.")
     assert note.echoed_by("Call decline.")

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from meta_tools.category.turns import Declined, classify_turn, fence_result
+from meta_tools.category.fence import fence_result
+from meta_tools.category.turns import Declined, classify_turn
 from meta_tools.exceptions import ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from meta_tools.llm.arguments import load_arguments

@@ -16,7 +16,7 @@ from meta_tools.agent import CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
 from meta_tools.category.run import found_nothing
-from meta_tools.category.turns import read_task
+from meta_tools.category.task import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.guards import Guards
@@ -257,8 +257,10 @@ def test_only_categories_near_the_best_one_s_score_are_offered() -> None:
     assert (defaults.max_categories, defaults.min_score_ratio, defaults.retry_categories) == (
         8,
         0.9,
-        1,
+        None,  # the guard profile decides: one retry under "small", none under "capable"
     )
+    assert MetaManager([]).retry_categories == 0
+    assert MetaManager([], guards="small").retry_categories == 1
 
 
 async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
@@ -401,7 +403,7 @@ async def test_no_retry_in_a_category_that_matches_nothing_of_the_call() -> None
 async def test_an_mcp_host_gets_the_retry_through_sampling_in_both_protocol_eras(mode: str) -> None:
     """Under 2026-07-28 the retried run waits for the host too: its state names the decline."""
     managers = [CategoryManager(n, d, t, SamplingChatModel()) for n, d, t in CATEGORIES]
-    meta = MetaManager(managers, routing=RoutingConfig(max_categories=2))
+    meta = MetaManager(managers, routing=RoutingConfig(max_categories=2), guards="small")
     host = ScriptedHost(
         [
             ("decline", {"reason": "no football tool here"}),
@@ -829,7 +831,7 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
     files = CategoryManager(
         "Files", "Read the lines of files.", [read_lines], model, guards="small"
     )
-    result = await MetaManager([text, files]).call_tool("text", LINE_ONE)
+    result = await MetaManager([text, files], guards="small").call_tool("text", LINE_ONE)
     assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
     assert result.remainder is None
     evaluation = model.requests[1].messages[-1].content
