@@ -53,6 +53,7 @@ from .report import (
     RESULTS,
     Checkpoint,
     checkpoint,
+    current_commit,
     kept_rows,
     machine,
     store,
@@ -79,7 +80,9 @@ def _subset(query: dict[str, Any]) -> str:
     return str(query.get("subset") or query["qid"].split(":")[0])
 
 
-def demo_router(model: ChatModel, folder: Path, guards: str = "small") -> MetaManager:
+def demo_router(
+    model: ChatModel, folder: Path, guards: str = "small", enable: Sequence[str] = ()
+) -> MetaManager:
     """The repository's demo config, its file tools confined to `folder` (filled with `FILES`),
     with the guard profile `guards`."""
     for name, text in FILES.items():
@@ -90,7 +93,7 @@ def demo_router(model: ChatModel, folder: Path, guards: str = "small") -> MetaMa
     config["mcp_servers"]["demo"].update(
         command=sys.executable, args=["-m", "meta_tools.demo", "--root", str(folder)], cwd=str(ROOT)
     )
-    config["guards"] = {"profile": guards}
+    config["guards"] = {"profile": guards, "enable": list(enable)}
     path = folder / "config.json"
     path.write_text(json.dumps(config))
     return MetaManager.from_config(path, model=model)
@@ -142,11 +145,12 @@ async def run_demo(
     *,
     on_row: Checkpoint | None = None,
     guards: str = "small",
+    enable: Sequence[str] = (),
 ) -> dict[str, Any]:
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="e2e-demo-") as folder:
-        async with demo_router(counter, Path(folder), guards) as meta:
+        async with demo_router(counter, Path(folder), guards, enable) as meta:
             every_tool = [t for c in meta.categories for t in c.tools.list_tools()]
             for task in tasks:
                 for side in sides:
@@ -404,6 +408,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the guard profile (small: for small local models such as the 1.5B; capable:"
         " GPT-4o class); recorded with the results",
     )
+    parser.add_argument(
+        "--enable",
+        type=lambda text: [name for name in text.split(",") if name],
+        default=[],
+        help="demo set: guards to run beyond the profile's (comma-separated)",
+    )
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--context", type=int, default=16_384, help="the model's context (tokens)")
     parser.add_argument("--top-k", type=int, default=10, help="tools offered by retrieval")
@@ -428,7 +438,9 @@ async def _run_sets(
             sides = [s for s in DEMO_SIDES if wanted is None or s in wanted]
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = checkpoint(out, args.model, record, "demo")
-            record["demo"] = await run_demo(model, tasks, sides, on_row=save, guards=args.guards)
+            record["demo"] = await run_demo(
+                model, tasks, sides, on_row=save, guards=args.guards, enable=args.enable
+            )
             store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
         if args.set in ("catalog", "both"):
@@ -489,6 +501,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "limit": args.limit,
         "options": {"max_tokens": args.max_tokens, "temperature": args.temperature},
         "guards": args.guards,
+        "enable": args.enable,
+        "commit": current_commit(),
     }
     asyncio.run(_run_sets(args, model, wanted, record))
     _say(f"-> {args.out or RESULTS / 'e2e.json'}")

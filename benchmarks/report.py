@@ -138,8 +138,9 @@ def store(out: Path, model: str, record: dict[str, Any], *, benchmark: str = "e2
         json.loads(out.read_text()) if out.exists() else {"benchmark": benchmark, "runs": {}}
     )
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = current_commit()
-    key = run_key(model, commit, now)
+    # The code that ran: the commit when the run started (others may land meanwhile).
+    commit = str(record.get("commit") or current_commit())
+    key = run_key(model, commit, str(record.get("date") or now))
     first = {"model": model, "commit": commit, "date": now}
     stored["runs"][key] = first | stored["runs"].get(key, {}) | record
     out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
@@ -330,13 +331,21 @@ def ranking_table() -> str:
     )  # fmt: skip
 
 
+#: The demo runs of the two guard profiles (the code each ran on).
+GUARDS_SMALL, GUARDS_CAPABLE = "047a67d", "6dabdcf"
+
+
 def demo_table() -> str:
     first = _run("e2e", "a782b34", "demo")
     small = _run("e2e", "a782b34", "demo", model="qwen2.5-coder-0.5b")
     now = _run("e2e", "4687c1f", "demo")
+    guarded = _run("e2e", GUARDS_SMALL, "demo")
+    unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
     rows = []
     for label, run, side in (
-        ("1.5B, hierarchy (current code)", now, "hierarchy"),
+        ("1.5B, hierarchy, guard profile `small`", guarded, "hierarchy"),
+        ("1.5B, hierarchy, guard profile `capable` (the default)", unguarded, "hierarchy"),
+        ("1.5B, hierarchy (before guard profiles: all guards)", now, "hierarchy"),
         ("1.5B, hierarchy (first run)", first, "hierarchy"),
         ("1.5B, the right category called directly", first, "category"),
         ("1.5B, flat: one agent offered all 15 tools", first, "flat"),
