@@ -331,8 +331,9 @@ def ranking_table() -> str:
     )  # fmt: skip
 
 
-#: The demo runs of the two guard profiles (the code each ran on).
-GUARDS_SMALL, GUARDS_CAPABLE = "047a67d", "6dabdcf"
+#: The demo runs of the two guard profiles, and of `capable` with only the guards that read
+#: calls written as text (`text_calls`, `unread_call`): the code each ran on.
+GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 
 
 def demo_table() -> str:
@@ -341,9 +342,11 @@ def demo_table() -> str:
     now = _run("e2e", "4687c1f", "demo")
     guarded = _run("e2e", GUARDS_SMALL, "demo")
     unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
+    reading = _run("e2e", GUARDS_READING, "demo")
     rows = []
     for label, run, side in (
         ("1.5B, hierarchy, guard profile `small`", guarded, "hierarchy"),
+        ("1.5B, hierarchy, `capable` + `text_calls`, `unread_call`", reading, "hierarchy"),
         ("1.5B, hierarchy, guard profile `capable` (the default)", unguarded, "hierarchy"),
         ("1.5B, hierarchy (before guard profiles: all guards)", now, "hierarchy"),
         ("1.5B, hierarchy (first run)", first, "hierarchy"),

@@ -31,6 +31,9 @@ STARTER_COMMENT = [
     '  "model": {"provider": "openai", "name": "llama3.2", "base_url":'
     ' "http://127.0.0.1:11434/v1"}  (a local server: no key)',
     '  "model": {"provider": "dashscope", "name": "qwen-plus"}  (with DASHSCOPE_API_KEY set)',
+    "A small local model (a 1.5B to 8B behind Ollama or llama.cpp, one that writes tool calls"
+    ' as text) needs the small-model guards: add  "guards": {"profile": "small"}.'
+    " Capable models (GPT-4o, Claude, Qwen-Max, a 70B) need nothing: the default runs none.",
     "Your own Python tools (functions decorated with @tool from meta_tools):"
     ' "python_tools": ["my_tools.py"], relative to this file; then list their names in a'
     " category.",
