@@ -9,14 +9,16 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._suggest import did_you_mean
 from .._text import slugify
-from ..category.prompts import PromptSet
+from ..category.prompts import PHASES, PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
 from ..grouping.check import CategoryView, Finding, check_grouping
+from ..guards import GUARDS
 from ..llm.types import AssistantTurn, ChatRequest
 from ..router.from_config import builtin_tools, missing_model
 from ..router.manager import MetaManager, category_not_found
@@ -83,6 +85,7 @@ async def check_config(
     except ConfigError as exc:
         report.problems.extend(exc.problems)
     report.warnings.extend(_model_warnings(config))
+    report.warnings.extend(unknown_templates(config.prompts_path()))
     if offline and config.mcp_servers:
         await _check_offline(config, tools, report)
         return report
@@ -200,6 +203,25 @@ def check_category(config: MetaToolsConfig, name: str) -> None:
     if name in config.categories or slugify(name) in known:
         return
     raise category_not_found(name, known)
+
+
+def unknown_templates(folder: Path | None) -> list[str]:
+    """The `.j2` files of a prompts folder that no phase or guard reads: a misspelled
+    name leaves the default template in force, silently (`tool_selction.j2`)."""
+    if folder is None or not folder.is_dir():
+        return []
+    known = {f"{phase}.j2" for phase in PHASES}
+    guard_texts = {f"guards/{g.name}.j2" for g in GUARDS if g.text}
+    found = sorted(
+        str(path.relative_to(folder).as_posix())
+        for path in [*folder.glob("*.j2"), *folder.glob("guards/*.j2")]
+    )
+    return [
+        f"{folder / name}: no template is named so, so the default is used"
+        f"{'; ' + hint if (hint := did_you_mean(name, sorted(known | guard_texts))) else ''}"
+        for name in found
+        if name not in known | guard_texts
+    ]
 
 
 def _model_warnings(config: MetaToolsConfig) -> list[str]:

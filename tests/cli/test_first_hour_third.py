@@ -401,3 +401,25 @@ def test_a_misspelled_python_tools_file_gets_did_you_mean_and_no_knock_on_proble
         " names it would provide are checked once it imports)\n"
         "hint: fix it and run `meta-tools validate` again\n"
     )
+
+
+def test_validate_warns_of_a_misspelled_template_with_the_name_it_may_mean(folder: Path) -> None:
+    prompts = folder / "prompts"
+    (prompts / "guards").mkdir(parents=True)
+    (prompts / "tool_selction.j2").write_text("{{ objective }}\n")
+    (prompts / "guards" / "empty_replly.j2").write_text("Say something.\n")
+    write(
+        folder,
+        {
+            "python_tools": ["cli_sample_tools.py"],
+            "prompts_dir": "prompts",
+            "Math": {"description": "Arithmetic on integers.", "tools": ["add"]},
+            "Text": {"description": "Transform text.", "tools": ["shout"]},
+        },
+    )
+    done = cli(folder, "validate", "--offline")
+    assert done.returncode == 0, done.stderr
+    assert "tool_selction.j2: no template is named so, so the default is used;" in done.stderr
+    assert "did you mean 'tool_selection.j2'" in done.stderr
+    assert "guards/empty_replly.j2" in done.stderr
+    assert "did you mean 'guards/empty_reply.j2'?" in done.stderr
