@@ -477,3 +477,16 @@ def test_the_guards_page_lists_every_guard_with_its_stage_loop_and_budget() -> N
     for guard in GUARDS:
         row = f"| `{guard.name}` | {guard.stage} | {guard.loop} | {guard.budget or '—'} |"
         assert row in page, row
+
+
+def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
+    from meta_tools.llm import calls_in_text
+
+    tools = [{"type": "function", "function": CATEGORY_TOOL.model_dump()}]
+    reply = (
+        '```json\n{"name": "weather", "arguments": {"objective": "x", "exact_input": "Oslo"}}\n```'
+    )
+    (read,) = calls_in_text(reply, tools)
+    assert (read.name, read.arguments) == ("weather", {"objective": "x", "exact_input": "Oslo"})
+    assert calls_in_text("It is sunny in Oslo.", tools) == []
+    assert calls_in_text("```python\nclient(tools=[" + reply[8:-4] + "])\n```", tools) == []

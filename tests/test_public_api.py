@@ -70,6 +70,7 @@ SURFACE = {
         "ToolCall",
         "ToolDefinition",
         "Usage",
+        "calls_in_text",
     },
 }
 

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .base import ChatModel, GenerationOptions
+from .recovery import calls_in_text
 from .scripted import ScriptedModel
 from .types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition, Usage
 
@@ -29,6 +30,7 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "Usage",
+    "calls_in_text",
 ]
 
 _LAZY = {"DashScopeChatModel": ".dashscope", "OpenAIChatModel": ".openai"}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
@@ -46,7 +46,7 @@ from ..tools.schema import RESERVED_TOOL_NAMES
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
-from .types import AssistantTurn, ChatRequest, Message, ToolCall
+from .types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 
 __all__ = [
     "INLINE_CHARS",
@@ -55,6 +55,7 @@ __all__ = [
     "Recovery",
     "arecover_turn",
     "bare_name",
+    "calls_in_text",
     "is_empty_reply",
     "looks_like_call",
     "meant_tool",
@@ -291,9 +292,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` holds fenced code in a programming language."""
     if "```" not in text:
         return []
-    return [
-        m.span() for m in _CODE_FENCE.finditer(text) if m["lang"].lower() not in _CALL_FENCES
-    ]
+    return [m.span() for m in _CODE_FENCE.finditer(text) if m["lang"].lower() not in _CALL_FENCES]
 
 
 def _in_code(start: int, text: str, code: list[tuple[int, int]]) -> bool:
@@ -627,6 +626,29 @@ def _typed(properties: Properties, arguments: Any) -> Any:
                 value = loads(value)
         typed[key] = value
     return typed
+
+
+def calls_in_text(text: str, tools: Sequence[Mapping[str, Any] | ToolDefinition]) -> list[ToolCall]:
+    """The tool calls a reply wrote as text, for your own agent loop over a small model.
+
+    `tools` are what you offered: `ToolDefinition`s, or OpenAI-style tool dicts such
+    as `MetaManager.openai_tools()` returns. Only calls to those tools are read
+    (their names respelled as offered, their values typed from the schemas); a
+    reply that is prose, code or a quote of nothing the model read gives none.
+    The loops of this package do the same under guard `text_calls`.
+    """
+    offered = [tool if isinstance(tool, ToolDefinition) else _definition(tool) for tool in tools]
+    request = ChatRequest(messages=[], tools=offered)
+    return recover_turn(AssistantTurn(text=text), request).tool_calls
+
+
+def _definition(tool: Mapping[str, Any]) -> ToolDefinition:
+    spec = tool.get("function", tool)
+    return ToolDefinition(
+        name=str(spec["name"]),
+        description=str(spec.get("description") or ""),
+        parameters=dict(spec.get("parameters") or {"type": "object", "properties": {}}),
+    )
 
 
 class RecoveringModel:

@@ -19,6 +19,7 @@ def test_all_is_pinned_and_sorted() -> None:
         "ToolCall",
         "ToolDefinition",
         "Usage",
+        "calls_in_text",
     ]
 
 
