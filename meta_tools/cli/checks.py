@@ -208,14 +208,17 @@ def check_category(config: MetaToolsConfig, name: str) -> None:
 def unknown_templates(folder: Path | None) -> list[str]:
     """The `.j2` files of a prompts folder that no phase or guard reads: a misspelled
     name leaves the default template in force, silently (`tool_selction.j2`)."""
-    if folder is None or not folder.is_dir():
-        return []
     known = {f"{phase}.j2" for phase in PHASES}
     guard_texts = {f"guards/{g.name}.j2" for g in GUARDS if g.text}
-    found = sorted(
-        str(path.relative_to(folder).as_posix())
-        for path in [*folder.glob("*.j2"), *folder.glob("guards/*.j2")]
-    )
+    try:
+        if folder is None or not folder.is_dir():
+            return []
+        found = sorted(
+            str(path.relative_to(folder).as_posix())
+            for path in [*folder.glob("*.j2"), *folder.glob("guards/*.j2")]
+        )
+    except OSError:  # the folder cannot be read: loading the templates reported why
+        return []
     return [
         f"{folder / name}: no template is named so, so the default is used"
         f"{'; ' + hint if (hint := did_you_mean(name, sorted(known | guard_texts))) else ''}"

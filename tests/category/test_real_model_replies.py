@@ -249,10 +249,10 @@ async def test_a_call_repeated_round_after_round_ends_the_run_with_its_result() 
         == f'<tool_result tool="describe_date" status="ok">\n{CHRISTMAS_RESULT}\n</tool_result>'
     )
     assert evaluation.content.splitlines()[1] == (
-        "- Those calls had already worked and were not run again: their results are above."
+        "- Those calls had already worked before: their results are above."
         " Reply with the answer now. Call no tool."
     )
-    assert "already worked and were not run" not in model.requests[1].messages[-1].content
+    assert "already worked before" not in model.requests[1].messages[-1].content
 
 
 async def test_a_repeat_that_the_model_then_answers_from_ends_as_its_answer() -> None:
