@@ -490,3 +490,20 @@ def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
     assert (read.name, read.arguments) == ("weather", {"objective": "x", "exact_input": "Oslo"})
     assert calls_in_text("It is sunny in Oslo.", tools) == []
     assert calls_in_text("```python\nclient(tools=[" + reply[8:-4] + "])\n```", tools) == []
+
+
+async def test_a_call_written_as_text_under_the_default_profile_logs_a_hint_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import meta_tools.rounds as rounds
+
+    rounds._hint_small_profile.cache_clear()
+    text = '{"name": "weather", "arguments": {"objective": "x", "exact_input": "Oslo"}}'
+    request = ChatRequest(messages=[Message(role="user", content="Oslo?")], tools=[CATEGORY_TOOL])
+    with caplog.at_level("WARNING", logger="meta_tools.guards"):
+        for _ in range(2):
+            turn = await rounds.read_reply(AssistantTurn(text=text), request, Guards())
+            assert turn.text == text and turn.tool_calls == []  # the answer is left as it is
+        await rounds.read_reply(AssistantTurn(text="Sunny."), request, Guards())
+    hints = [r.getMessage() for r in caplog.records if r.name == "meta_tools.guards"]
+    assert len(hints) == 1 and '"profile": "small"' in hints[0]
