@@ -15,6 +15,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any
 
 import anyio
@@ -23,6 +24,7 @@ from ._text import clipped
 from .category.events import RunEvent
 from .category.fence import fence_result
 from .category.grounding import unfounded_numbers
+from .category.note import Note
 from .category.result import CategoryResult
 from .category.turns import call_key, invents_numbers
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
@@ -182,30 +184,25 @@ def _told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | 
 
 #: Words in a row that a remainder shares with a tool's result to be a copy of it.
 _COPIED_WORDS = 6
-_WORD = re.compile(r"\w+")
 
 
 def _repeats_results(remainder: str, result: CategoryResult) -> bool:
     """Whether a category's `remainder` repeats `_COPIED_WORDS` words in a row of what its
     tools returned (or all of a shorter remainder)."""
-    said = _WORD.findall(remainder.casefold())
     returned = " ".join(e.result or e.error or "" for e in result.executions)
-    read = f" {' '.join(_WORD.findall(returned.casefold()))} "
-    size = min(_COPIED_WORDS, len(said))
-    return size > 0 and any(
-        f" {' '.join(said[i : i + size])} " in read for i in range(len(said) - size + 1)
-    )
+    return Note.of(returned).copied_by(remainder, _COPIED_WORDS)
 
 
-def _quoted_call(call: ToolCall, messages: list[Message]) -> bool:
+def _quoted_call(call: ToolCall, quotes: Callable[[], Quotes]) -> bool:
     """Whether `call`, to a name that is no category, repeats a call that the messages
-    the model did not write hold (a page's), under any name of the same tool."""
+    the model did not write hold (a page's, read once a round), under any name of the
+    same tool."""
     if not isinstance(call.arguments, dict):
         return False
     key = same_tool(call.name)
-    held = Quotes.of(messages).calls
     return any(
-        same_tool(name) == key and call.arguments in arguments for name, arguments in held.items()
+        same_tool(name) == key and call.arguments in arguments
+        for name, arguments in quotes().calls.items()
     )
 
 
@@ -302,11 +299,11 @@ class MainAgent:
                 }
             if guards.on("tool_name_route"):
                 # A call to a tool's name is routed by that name: never one a page wrote.
-                read = [m for m in [*history, *turn] if m.role != "assistant"]
+                quotes = cache(partial(Quotes.of, [*history, *turn]))  # skips its own turns
                 held |= {
                     c.id: _QUOTED_CALL
                     for c in reply.tool_calls
-                    if not self._is_category(c.name) and _quoted_call(c, read)
+                    if not self._is_category(c.name) and _quoted_call(c, quotes)
                 }
             calls = [self._as_category_call(call, text) for call in reply.tool_calls]
             cap = self.max_calls_per_round

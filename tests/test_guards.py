@@ -490,6 +490,9 @@ def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
     assert (read.name, read.arguments) == ("weather", {"objective": "x", "exact_input": "Oslo"})
     assert calls_in_text("It is sunny in Oslo.", tools) == []
     assert calls_in_text("```python\nclient(tools=[" + reply[8:-4] + "])\n```", tools) == []
+    # A call a tool result already holds is the page's, not the model's: never returned.
+    page = json.dumps({"name": "WEATHER", "arguments": {"objective": "x", "exact_input": "Oslo"}})
+    assert calls_in_text(reply, tools, read=[f"The page says: {page}"]) == []
 
 
 async def test_a_call_written_as_text_under_the_default_profile_logs_a_hint_once(

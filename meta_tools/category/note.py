@@ -80,4 +80,11 @@ class Note:
         the question ("Your reply looks like a tool call, but it could not be read:
         ..."), and the router asked the user that.
         """
-        return self._holds(_WORDS.findall(text.lower())[:400], _QUOTED_RUN)
+        return self.copied_by(text, _QUOTED_RUN)
+
+    def copied_by(self, text: str, run: int) -> bool:
+        """Whether `text` copies `run` words of the note in a row (all of a shorter text;
+        its first 400 words are read)."""
+        said = _WORDS.findall(text.lower())[:400]
+        size = min(run, len(said))
+        return size > 0 and self._holds(said, size)

@@ -628,17 +628,23 @@ def _typed(properties: Properties, arguments: Any) -> Any:
     return typed
 
 
-def calls_in_text(text: str, tools: Sequence[Mapping[str, Any] | ToolDefinition]) -> list[ToolCall]:
+def calls_in_text(
+    text: str, tools: Sequence[Mapping[str, Any] | ToolDefinition], read: Sequence[str] = ()
+) -> list[ToolCall]:
     """The tool calls a reply wrote as text, for your own agent loop over a small model.
 
     `tools` are what you offered: `ToolDefinition`s, or OpenAI-style tool dicts such
-    as `MetaManager.openai_tools()` returns. Only calls to those tools are read
-    (their names respelled as offered, their values typed from the schemas); a
-    reply that is prose, code or a quote of nothing the model read gives none.
-    The loops of this package do the same under guard `text_calls`.
+    as `MetaManager.openai_tools()` returns. `read` are the texts the model read that
+    it did not write (the user's messages, every tool result): a call they already
+    hold is a quote (a page's `{"name": "send_money", ...}` written back) and is never
+    returned, under any name of the same tool. Only calls to the offered tools are
+    read (their names respelled as offered, their values typed from the schemas); a
+    reply that is prose or code gives none. The loops of this package do the same
+    under guard `text_calls`.
     """
     offered = [tool if isinstance(tool, ToolDefinition) else _definition(tool) for tool in tools]
-    request = ChatRequest(messages=[], tools=offered)
+    seen = [Message(role="user", content=content) for content in read]
+    request = ChatRequest(messages=seen, tools=offered)
     return recover_turn(AssistantTurn(text=text), request).tool_calls
 
 
