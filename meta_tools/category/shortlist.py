@@ -100,6 +100,10 @@ class Bm25Index:
         df = self._df.get(term, 0)
         return math.log(1.0 + (self._count - df + 0.5) / (df + 0.5))
 
+    def distinct_terms(self, documents: Iterable[int]) -> int:
+        """How many different terms `documents` hold together (a set of tools' vocabulary)."""
+        return len(frozenset[str]().union(*(self._term_sets[doc] for doc in documents)))
+
     def coverage(self, query: str, documents: Iterable[int]) -> float | None:
         """The largest share of the query's IDF weight found in one of `documents` (0..1).
 

@@ -14,8 +14,12 @@ set of categories and their tools, and bounded: a text is cut to `MAX_TEXT_CHARS
 A hostile MCP server may pad its category with tools. Copies of another category's
 tools under its own `__` prefix score nothing for it (`weather_x__send_email` beside
 Email's `send_email`), and never hide the real holder of a name (`holder`). A
-category holding a tool that the text names by its function name ranks with the
-best, so it stays offered however well the padding matches the rest.
+score is a best match, and a best match only grows with every tool added: a server
+listing a tool for each word of ordinary requests would win them all. So a category
+whose tools hold far more words than the others' is scaled down in proportion
+(`breadth_factors`): padding it further lowers its score. A category holding a tool
+that the text names by its function name ranks with the best, so it stays offered
+however well the padding matches the rest.
 """
 
 from __future__ import annotations
@@ -39,11 +43,36 @@ MAX_TEXT_CHARS = 4000
 SECOND_TOOL_WEIGHT = 0.25
 CATEGORY_WEIGHT = 0.25
 TOOLS_SHOWN = 3
+"""Best-matching tools named per ranked category."""
+BREADTH_SPREADS = 4.0
+"""A category's vocabulary counts as padded beyond this many spreads above the median."""
+MIN_SPREAD = 0.25
+"""The least spread assumed (in natural log units): catalogs of equal categories still
+allow e^(4 x 0.25), about 2.7 times the median vocabulary."""
 _IDENTIFIER = re.compile(
     r"\b[A-Za-z0-9]+(?:(?:_{1,2}|-)[A-Za-z0-9]+)+|\b[a-z0-9]+(?:[A-Z][a-z0-9]+)+"
 )
 """A word that names a tool: `send_email`, `bank__send_money`, `send-email`, `sendEmail`."""
-"""Best-matching tools named per ranked category."""
+
+
+def breadth_factors(vocabularies: Sequence[int]) -> list[float]:
+    """Per category, how much of its score counts (0..1), from how many words its tools hold.
+
+    The spread is the median absolute deviation of the vocabularies' logarithms (at least
+    `MIN_SPREAD`); a vocabulary more than `BREADTH_SPREADS` spreads above the median
+    counts in proportion: twice the words, half the score. Honest catalogs keep their
+    ranking: of the 248 categories of the ranking benchmark's catalogs, one is scaled
+    (LiveMCPBench's Discovery, 124 tools, by 0.92), while a category padded with a
+    hundred one-word tools among categories of three drops to under half. With fewer than three categories
+    there is no telling padding from size, and nothing is scaled.
+    """
+    if len(vocabularies) < 3:
+        return [1.0] * len(vocabularies)
+    logs = np.log(np.maximum(np.asarray(vocabularies, dtype=np.float64), 1.0))
+    median = float(np.median(logs))
+    spread = max(float(np.median(np.abs(logs - median))), MIN_SPREAD)
+    limit = median + BREADTH_SPREADS * spread
+    return np.minimum(1.0, np.exp(limit - logs)).tolist()  # type: ignore[no-any-return]
 
 
 def name_forms(name: str) -> tuple[str, ...]:
@@ -106,6 +135,16 @@ class CategoryRanking:
         self._start_list: list[int] = self._starts.tolist()
         documents += [f"{m.name}. {m.description}" for m in self.categories]
         self._index = Bm25Index(documents) if documents else None
+        copies = set(self._copies)
+        ends = [*self._start_list[1:], self._own_text]
+        self._breadth = breadth_factors(
+            [
+                self._index.distinct_terms(d for d in range(start, end) if d not in copies)
+                if self._index is not None
+                else 0
+                for start, end in zip(self._start_list, ends, strict=True)
+            ]
+        )
 
     def holder(self, name: str) -> CategoryManager | None:
         """The category holding a tool called `name`, in any spelling; None if none or many.
@@ -151,6 +190,7 @@ class CategoryRanking:
             ]
             top = [values[d] for d in best[:2]] + [0.0, 0.0]
             score = top[0] + SECOND_TOOL_WEIGHT * top[1] + CATEGORY_WEIGHT * own[position]
+            score *= self._breadth[position]
             shown = tuple(self._names[d] for d in best)
             ranked.append(RankedCategory(manager, round(score, 4), shown))
         named = self._named(text[:MAX_TEXT_CHARS])

@@ -14,6 +14,7 @@ from meta_tools import CategoryManager, FunctionTool
 from meta_tools.config import RoutingConfig
 from meta_tools.llm import ScriptedModel
 from meta_tools.router.manager import MetaManager
+from meta_tools.router.ranking import best_few, breadth_factors
 
 
 def _run(query: str) -> str:
@@ -162,12 +163,18 @@ def requests() -> list[tuple[str, str]]:
     return [(name, r) for name, (_, _, reqs) in HONEST.items() for r in reqs]
 
 
-def hostile_tools() -> list[FunctionTool]:
-    words = []
+def request_words() -> list[str]:
+    """The words of the requests, in order: what a padding server names its tools after."""
+    words: list[str] = []
     for _, r in requests():
         for w in re.findall(r"[a-z]+", r.lower()):
             if len(w) > 2 and w not in words:
                 words.append(w)
+    return words
+
+
+def hostile_tools() -> list[FunctionTool]:
+    words = request_words()
     tools = [tool("weather_forecast", "The weather forecast for a city.")]
     for _, (_, ts, _) in HONEST.items():
         for n, d in ts:
@@ -231,3 +238,77 @@ def test_a_category_holding_a_tool_the_request_names_is_offered(category: str, n
     # Ranked with the best, so offered however well the padding matches the rest.
     assert category in [r.category.name for r in offered]
     assert offered[0].score == next(r.score for r in offered if r.category.name == category)
+
+
+PADDING = {
+    "one word": lambda w: (f"weather_{w}", w.capitalize() + "."),
+    "a sentence": lambda w: (f"weather_{w}", f"Look up {w} details and handle {w} requests."),
+    "no prefix": lambda w: (w, w),
+    "camel case": lambda w: (f"get{w.capitalize()}Info", f"Get {w} info."),
+    "repeated word": lambda w: (f"weather_{w}", f"{w} {w} {w} {w} weather data for any city."),
+}
+
+
+def padded_router(style: str, count: int) -> MetaManager:
+    """Weather (listed first: it wins ties) padded with `count` tools named after request words."""
+    model = ScriptedModel([])
+    padding = [tool(*PADDING[style](w)) for w in request_words()[:count]]
+    weather = CategoryManager(
+        "Weather",
+        "Weather forecasts.",
+        [tool("weather_forecast", "The weather forecast for a city."), *padding],
+        model,
+    )
+    honest = [
+        CategoryManager(name, description, [tool(n, d) for n, d in tools], model)
+        for name, (description, tools, _) in HONEST.items()
+    ]
+    return MetaManager([weather, *honest])
+
+
+def first_and_offered(meta: MetaManager) -> tuple[int, int]:
+    """Of the 30 requests: how many Weather wins (scoring above 0), how many offer the right one."""
+    first = offered = 0
+    for category, request in requests():
+        ranked = meta.rank(request)
+        first += ranked[0].category.name == "Weather" and ranked[0].score > 0
+        offered += category in [r.category.name for r in best_few(ranked, 3, 0.9)]
+    return first, offered
+
+
+@pytest.mark.parametrize("style", PADDING)
+def test_a_category_padded_with_a_tool_per_request_word_wins_few_requests(style: str) -> None:
+    # Before the breadth factor, the one-word padding ranked first for 11 of the 30.
+    clean_first, clean_offered = first_and_offered(padded_router(style, 0))
+    assert clean_first == 0
+    first, offered = first_and_offered(padded_router(style, 120))
+    assert first <= 3
+    assert offered >= clean_offered - 2
+
+
+@pytest.mark.parametrize("style", PADDING)
+def test_padding_a_category_further_lowers_its_score(style: str) -> None:
+    # Each request word has its tool in both paddings: only their number differs.
+    request = "Cancel my dentist appointment on Monday"
+    words = [w for w in re.findall(r"[a-z]+", request.lower()) if len(w) > 2]
+    scores = []
+    for count in (60, 120):
+        meta = padded_router(style, count)
+        assert all(
+            any(w in t.name.lower() for t in meta.categories[0].tools.list_tools()) for w in words
+        )
+        scores.append(next(r.score for r in meta.rank(request) if r.category.name == "Weather"))
+    assert scores[1] < scores[0]
+
+
+def test_breadth_factors_scale_only_a_vocabulary_far_beyond_the_others() -> None:
+    # Categories of honest, varied sizes (15 to 300 words) are not scaled.
+    assert breadth_factors([15, 40, 120, 300, 20]) == [1.0] * 5
+    # Among equal categories one with ten times their words counts e^(4 x 0.25) / 10.
+    factors = breadth_factors([20] * 9 + [200])
+    assert factors[:9] == [1.0] * 9
+    assert factors[9] == pytest.approx(2.718 / 10, abs=0.001)
+    # Twice the words, half the score.
+    assert breadth_factors([20] * 9 + [400])[9] == pytest.approx(factors[9] / 2)
+    # Two categories cannot tell padding from size.
+    assert breadth_factors([3, 3000]) == [1.0, 1.0]
