@@ -25,6 +25,15 @@ from pydantic import (
     model_validator,
 )
 
+from ._config_errors import (
+    HTTP_URL,
+    PROGRAM_NAME,
+    REDIS_URL,
+    SERVER_PREFIX,
+    error_text,
+    shown_value,
+    tag_key,
+)
 from ._config_file import (
     check_shape,
     expand_env,
@@ -100,7 +109,7 @@ class MemoryConfig(_Strict):
     memory; a client unseen for `ttl_s` seconds is forgotten.
     """
 
-    redis_url: str | None = Field(None, pattern=r"^(redis|rediss|unix)://")
+    redis_url: str | None = Field(None, pattern=REDIS_URL)
     ttl_s: float = Field(86_400.0, gt=0)
 
 
@@ -255,7 +264,7 @@ class ModelConfig(_Strict):
 
 
 class _ServerBase(_Strict):
-    prefix: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,32}$")
+    prefix: str | None = Field(None, pattern=SERVER_PREFIX)
     connect: Literal["start", "first_use"] = "start"
     timeout_s: float = Field(30.0, gt=0)
     cache: CacheConfig | None = None
@@ -271,7 +280,7 @@ class StdioServerConfig(_ServerBase):
 
 class HttpServerConfig(_ServerBase):
     transport: Literal["streamable_http", "sse"] = "streamable_http"
-    url: str = Field(pattern=r"^https?://")
+    url: str = Field(pattern=HTTP_URL)
     headers: dict[str, str] = Field(default_factory=dict)
 
 
@@ -293,9 +302,7 @@ class ShellBuiltinConfig(_Strict):
     timeout_s: float = Field(10.0, gt=0)
     max_output_chars: int = Field(10_000, ge=100)
     # No default: every program is named by the operator (see SECURITY.md for what to avoid).
-    allowed_commands: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")]] = Field(
-        min_length=1
-    )
+    allowed_commands: list[Annotated[str, Field(pattern=PROGRAM_NAME)]] = Field(min_length=1)
 
 
 class FileBuiltinConfig(_Strict):
@@ -545,7 +552,8 @@ def _category_shaped(value: Any) -> bool:
 def _describe(
     exc: ValidationError, redactor: Redactor, *, skip: set[str] | frozenset[str] = frozenset()
 ) -> list[str]:
-    """One line per validation error; errors inside the categories named in `skip` left out."""
+    """One line per validation error, in our words (`_config_errors`); errors inside the
+    categories named in `skip` left out."""
     problems: list[str] = []
     for err in exc.errors(include_url=False):
         loc = field_loc(err["loc"])
@@ -553,22 +561,44 @@ def _describe(
             continue
         where = json_path(loc)
         if err["type"] == "extra_forbidden":
-            parent = _model_at(list(err["loc"])[:-1])
-            known = f" (valid keys: {', '.join(parent.model_fields)})" if parent else ""
-            guess = _did_you_mean(str(loc[-1]), list(parent.model_fields) if parent else [])
-            problems.append(f"{where}: unknown key{guess}{known}")
+            problems.append(f"{where}: {_unknown_key(list(err['loc']))}")
         elif err["type"] == "missing":
             hint = ""
             if len(loc) == 3 and loc[0] == "categories":
                 hint = _did_you_mean(str(loc[1]), list(SECTIONS), what="the section ")
             problems.append(f"{where}: field required{hint}")
-        elif _SECRET_FIELDS & {p for p in loc if isinstance(p, str)}:
-            problems.append(f"{where}: {err['msg']} (the value is not shown)")
         else:
-            # Redacted before cutting: whole secrets only.
-            shown = clipped(redactor.text(repr(err.get("input"))), 60)
-            problems.append(f"{where}: {err['msg']} (got {shown})")
+            field = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")
+            text, with_value = error_text(err, field=field)
+            if err["type"] == "union_tag_invalid":  # the tag's own key is what is wrong
+                where = json_path([*loc, tag_key(err)])
+            if _SECRET_FIELDS & {p for p in loc if isinstance(p, str)}:
+                problems.append(f"{where}: {text} (the value is not shown)")
+            elif with_value:
+                # Redacted before cutting: whole secrets only.
+                shown = clipped(redactor.text(shown_value(err.get("input"))), 60)
+                problems.append(f"{where}: {text} (got {shown})")
+            else:
+                problems.append(f"{where}: {text}")
     return problems
+
+
+def _unknown_key(loc: list[Any]) -> str:
+    """An unknown key, with the valid keys and a close one; a server's key of the other kind
+    (`url` beside `command`) says that a server is one or the other."""
+    parent = _model_at(loc[:-1])
+    key = str(loc[-1])
+    if parent in (StdioServerConfig, HttpServerConfig):
+        other = HttpServerConfig if parent is StdioServerConfig else StdioServerConfig
+        if key in other.model_fields and key not in parent.model_fields:
+            has, kind = ("command", "stdio") if parent is StdioServerConfig else ("url", "HTTP")
+            return (
+                f"unknown key for this {kind} server (it has {has!r}): a server has either"
+                ' "command" (stdio) or "url" (HTTP); keep one'
+            )
+    known = f" (valid keys: {', '.join(parent.model_fields)})" if parent else ""
+    guess = _did_you_mean(key, list(parent.model_fields) if parent else [])
+    return f"unknown key{guess}{known}"
 
 
 def _did_you_mean(name: str, known: list[str], *, what: str = "") -> str:

@@ -10,6 +10,7 @@ from meta_tools import FunctionTool
 from meta_tools.cli.checks import editor_schema
 from meta_tools.config import CategoryConfig, MetaToolsConfig
 from meta_tools.exceptions import ConfigError
+from meta_tools.guards import GUARDS
 from meta_tools.llm import ScriptedModel
 from meta_tools.router.manager import MetaManager
 from meta_tools.router.reload import ConfigReloader
@@ -87,8 +88,8 @@ def test_unknown_key_bad_type_and_missing_tool_each_name_the_file_and_field(tmp_
         " (valid keys: description, tool_usage_notes, tools, pinned, max_iterations,"
         " tool_timeout_s, max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt,"
         " abstain_below, cache)",
-        '$."Location & Navigation".max_iterations: Input should be a valid integer, unable to '
-        "parse string as an integer (got 'many')",
+        '$."Location & Navigation".max_iterations: must be a whole number, not a string'
+        " (got 'many')",
     ]
     assert str(caught.value).startswith(f"{path}: 2 problems:")
 
@@ -324,9 +325,9 @@ def test_a_server_or_category_named_like_a_transport_keeps_its_place_in_the_path
     server = {"transport": "sse", "url": "ftp://example.com", "timeout": 3}
     path = write(tmp_path, {"stdio": {"description": ""}, "mcp_servers": {"sse": server}})
     assert refused(path, 4) == [
-        """$."stdio".description: String should have at least 1 character (got '')""",
+        """$."stdio".description: must not be empty""",
         '$."stdio".tools: field required',
-        "$.mcp_servers.sse.url: String should match pattern '^https?://' (got 'ftp://example.com')",
+        "$.mcp_servers.sse.url: must start with http:// or https:// (got 'ftp://example.com')",
         "$.mcp_servers.sse.timeout: unknown key; did you mean 'timeout_s'?"
         " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)",
     ]
@@ -336,9 +337,133 @@ def test_a_category_named_categories_is_a_category_not_the_section(tmp_path: Pat
     path = write(tmp_path, {"Web": CATEGORY, "categories": CATEGORY})
     assert list(MetaToolsConfig.load(path).categories) == ["Web", "categories"]
     path = write(tmp_path, {"Web": CATEGORY, "categories": {**CATEGORY, "tools": []}})
-    assert refused(path, 1) == [
-        '$."categories".tools: List should have at least 1 item after validation, not 0 (got [])'
-    ]
+    assert refused(path, 1) == ['$."categories".tools: list at least one tool']
     # A `categories` object of categories is still the section.
     config = MetaToolsConfig.from_data({"categories": {"Web": CATEGORY}, "defaults": {}})
     assert list(config.categories) == ["Web"]
+
+
+# Each kind of error that validating a config can give, as the user reads it: the field's
+# path, then what is wrong in our words (issue 50: `List should have at least 1 item after
+# validation, not 0` reached users as pydantic wrote it).
+_A_TOOL = {"description": "d", "tools": ["t"]}
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"Math": {"description": "d", "tools": []}}, '$."Math".tools: list at least one tool'),
+        ({"Math": {"description": "", "tools": ["t"]}}, '$."Math".description: must not be empty'),
+        ({"Math": {"tools": ["t"]}}, '$."Math".description: field required'),
+        (
+            {"Math": {**_A_TOOL, "tool": ["t"]}},
+            "$.\"Math\".tool: unknown key; did you mean 'tools'? (valid keys: description,"
+            " tool_usage_notes, tools, pinned, max_iterations, tool_timeout_s,"
+            " max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt,"
+            " abstain_below, cache)",
+        ),
+        (
+            {"Math": {"description": "d", "tools": "add"}},
+            "$.\"Math\".tools: must be a list, not a string (got 'add')",
+        ),
+        (
+            {"Math": {"description": "d", "tools": ["add", None]}},
+            '$."Math".tools[1]: must be a string, not null',
+        ),
+        ({"Math": "add"}, "$.\"Math\": must be an object, not a string (got 'add')"),
+        (
+            {"defaults": {"max_iterations": "many"}, "Math": _A_TOOL},
+            "$.defaults.max_iterations: must be a whole number, not a string (got 'many')",
+        ),
+        (
+            {"model": {"seed": 1.5}, "Math": _A_TOOL},
+            "$.model.seed: must be a whole number, not a number with a fraction (got 1.5)",
+        ),
+        (
+            {"defaults": {"abstain_below": "high"}, "Math": _A_TOOL},
+            "$.defaults.abstain_below: must be a number, not a string (got 'high')",
+        ),
+        (
+            {"model": {"timeout_s": 0}, "Math": _A_TOOL},
+            "$.model.timeout_s: must be more than 0 (got 0)",
+        ),
+        (
+            {"Math": {**_A_TOOL, "max_iterations": 0}},
+            '$."Math".max_iterations: must be at least 1 (got 0)',
+        ),
+        (
+            {"routing": {"max_categories": 1000}, "Math": _A_TOOL},
+            "$.routing.max_categories: must be at most 256 (got 1000)",
+        ),
+        (
+            {"model": {"provider": "openia"}, "Math": _A_TOOL},
+            "$.model.provider: 'openia' is not one of 'openai', 'dashscope', 'sampling';"
+            " did you mean 'openai'?",
+        ),
+        (
+            {"mcp_servers": {"s": {"transport": "websocket", "url": "ws://x"}}, "Math": _A_TOOL},
+            "$.mcp_servers.s.transport: 'websocket' is not one of 'stdio', 'streamable_http',"
+            " 'sse'",
+        ),
+        (
+            {"mcp_servers": {"s": {"args": ["-y"]}}, "Math": _A_TOOL},
+            '$.mcp_servers.s: a server needs "command" (a program to start, over stdio) or'
+            ' "url" (a server over HTTP)',
+        ),
+        (
+            {"mcp_servers": {"s": {"command": "x", "url": "http://h"}}, "Math": _A_TOOL},
+            "$.mcp_servers.s.url: unknown key for this stdio server (it has 'command'): a"
+            ' server has either "command" (stdio) or "url" (HTTP); keep one',
+        ),
+        (
+            {"mcp_servers": {"s": {"url": "ftp://h"}}, "Math": _A_TOOL},
+            "$.mcp_servers.s.url: must start with http:// or https:// (got 'ftp://h')",
+        ),
+        (
+            {"mcp_servers": {"s": {"command": "x", "prefix": "my fs"}}, "Math": _A_TOOL},
+            "$.mcp_servers.s.prefix: must be 1 to 32 letters, digits, '_' or '-' (got 'my fs')",
+        ),
+        (
+            {"builtins": {"execute_shell_command": {"allowed_commands": []}}, "Math": _A_TOOL},
+            "$.builtins.execute_shell_command.allowed_commands: list at least one program",
+        ),
+        (
+            {"memory": {"redis_url": "http://user:pw@h"}, "Math": _A_TOOL},
+            "$.memory.redis_url: must start with redis://, rediss:// or unix:// (the value is"
+            " not shown)",
+        ),
+        (
+            {"model": {"name": "x"}},
+            '$.categories: the file has no category; add one, e.g. "Math": {"description":'
+            ' "Arithmetic.", "tools": ["calculate"]}',
+        ),
+        (
+            {"guards": {"disable": ["text_call"]}, "Math": _A_TOOL},
+            "$.guards.disable: 'text_call' is no guard; did you mean 'text_calls',"
+            " 'unread_call'? known: " + ", ".join(g.name for g in GUARDS),
+        ),
+    ],
+)
+def test_each_kind_of_config_error_names_the_field_and_says_what_is_wrong_in_plain_words(
+    tmp_path: Path, data: dict[str, object], problem: str
+) -> None:
+    assert refused(write(tmp_path, data), 1) == [problem]
+
+
+def test_no_config_error_quotes_pydantic(tmp_path: Path) -> None:
+    bad: dict[str, object] = {
+        "model": {"provider": 1, "max_retries": [], "temperature": "hot", "extra_body": 3},
+        "mcp_servers": {"a": {"command": ""}, "b": {"transport": "x"}, "c": {"cwd": "."}},
+        "defaults": {"max_tool_chars_per_prompt": 10, "max_iterations": 1e30},
+        "serve": {"state_keys": "short", "max_state_bytes": True},
+        "guards": {"profile": None, "budgets": {"text_calls": -1}},
+        "python_tools": "tools.py",
+        "builtins": {"read_file": {"roots": []}},
+        "A": {"description": None, "tools": [], "pinned": {}, "cache": {"ttl_s": -1}},
+        "B": [],
+    }
+    problems = refused(write(tmp_path, bad), 20)
+    pydantic_words = ("Input should", "should have", "after validation", "Value error", "Field")
+    assert [p for p in problems if any(w in p for w in pydantic_words)] == []
+    assert all(p.startswith("$.") and ": " in p for p in problems)
+    assert "$.defaults.max_iterations: is too large a number (got 1e+30)" in problems

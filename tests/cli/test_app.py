@@ -217,11 +217,11 @@ def test_validate_a_broken_config_lists_every_problem_and_exits_one(workdir: Pat
     assert (done.exit_code, done.stdout) == (1, "")
     assert done.stderr == (
         f"error: {path}: 5 problems\n"
-        """  - $."Math".description: String should have at least 1 character (got '')\n"""
-        """  - $."Math".max_iterations: Input should be greater than or equal to 1 (got 0)\n"""
-        """  - $."Text".tools: List should have at least 1 item after validation, not 0 (got [])\n"""
-        "  - $.model.timeout_s: Input should be greater than 0 (got -1)\n"
-        "  - $.defaults.max_iterations: Input should be a valid integer, unable to parse string as an integer (got 'many')\n"
+        """  - $."Math".description: must not be empty\n"""
+        """  - $."Math".max_iterations: must be at least 1 (got 0)\n"""
+        """  - $."Text".tools: list at least one tool\n"""
+        "  - $.model.timeout_s: must be more than 0 (got -1)\n"
+        "  - $.defaults.max_iterations: must be a whole number, not a string (got 'many')\n"
         "hint: fix them and run `meta-tools validate` again\n"
     )
 

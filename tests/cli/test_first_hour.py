@@ -305,8 +305,7 @@ def test_validate_reports_schema_and_tool_problems_in_one_pass(folder: Path) -> 
         " max_tools_per_prompt, max_calls_per_round, max_tool_chars_per_prompt, abstain_below,"
         " cache)",
         '  - $."Broken".description: field required',
-        "  - $.defaults.max_iterations: Input should be a valid integer, unable to parse string"
-        " as an integer (got 'many')",
+        "  - $.defaults.max_iterations: must be a whole number, not a string (got 'many')",
         "  - $.\"Math\".tools[0]: tool 'ad' is listed but no source provides it; did you mean"
         " 'add'?",
         "  - $.\"Text\".tools[1]: pattern 'zz_*' matches no tool",

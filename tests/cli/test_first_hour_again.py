@@ -165,8 +165,7 @@ def test_a_misspelt_section_is_named_first_and_what_follows_from_it_is_held_back
         "  - $.mcp_server: not a section name; did you mean the section 'mcp_servers'? (any"
         " other top-level key is read as a category; what follows from it is checked once"
         " it is renamed)",
-        "  - $.defaults.max_iterations: Input should be a valid integer, unable to parse string"
-        " as an integer (got 'x')",
+        "  - $.defaults.max_iterations: must be a whole number, not a string (got 'x')",
         "hint: fix them and run `meta-tools validate` again",
     ]
 

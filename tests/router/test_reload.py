@@ -169,8 +169,8 @@ async def test_an_invalid_edit_keeps_the_running_categories_and_reports_every_pr
         str(path.resolve()),
         applied=False,
         problems=(
-            """$."Backwards".description: String should have at least 1 character (got '')""",
-            '$."Backwards".max_iterations: Input should be greater than or equal to 1 (got 0)',
+            """$."Backwards".description: must not be empty""",
+            '$."Backwards".max_iterations: must be at least 1 (got 0)',
         ),
     )
     assert seen == [outcome]
@@ -341,8 +341,8 @@ async def test_serve_over_http_applies_a_regrouping_edit_and_keeps_answering_aft
                 await lines.wait_for("edit not applied")
                 problems = [(await lines.wait_for("- $.")).strip() for _ in range(2)]
                 assert sorted(problems) == [
-                    """- $."Oops".description: String should have at least 1 character (got '')""",
-                    "- $.defaults.max_iterations: Input should be greater than or equal to 1 (got 0)",
+                    """- $."Oops".description: must not be empty""",
+                    "- $.defaults.max_iterations: must be at least 1 (got 0)",
                 ]
                 listed = await client.list_tools(cache_mode="refresh")
                 assert [t.name for t in listed.tools] == ["numbers_dates"]
