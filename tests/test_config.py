@@ -72,7 +72,10 @@ def test_the_seed_config_with_three_categories_loads_unchanged() -> None:
             ["maps_geo", "maps_direction_driving", "maps_weather"],
         ),
     ]
-    assert meta.warnings == ["tool 'unrelated_tool' is provided but listed in no category"]
+    assert meta.warnings == [
+        "tool 'unrelated_tool' is in no category, so no agent can call it; to offer it, add to"
+        ' a category "tools": ["unrelated_tool"]'
+    ]
     assert meta.categories[0].tool_usage_notes.startswith("Use bing_search")
 
 

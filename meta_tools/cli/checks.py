@@ -98,7 +98,9 @@ async def check_config(
             report.problems.extend(_unreachable(meta))
             report.problems.extend(_down_servers(meta, report.problems))
             report.problems.extend(map(str, pattern_misses(meta)))
-            report.warnings.extend(w for w in meta.warnings if not w.startswith("MCP server "))
+            # A server that is down is a problem above, not a warning too.
+            down = {f"MCP server {s.name!r} {s.last_error}" for s in meta.sources}
+            report.warnings.extend(w for w in meta.warnings if w not in down)
             report.warnings.extend(tool_warnings(meta))
             if not report.problems:  # the grouping is worth a look once the config works
                 report.warnings.extend(map(str, grouping_findings(meta)))

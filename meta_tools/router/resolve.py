@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable, Mapping
 
 from .._suggest import did_you_mean
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError
 from ..tools.base import BaseTool
+from ..tools.mcp.tool import McpServerTool
 from ..tools.schema import RESERVED_TOOL_NAMES
+from ..tools.wrapper import unwrap
 
 __all__ = ["resolve_tools"]
 
@@ -23,7 +26,7 @@ def resolve_tools(
 ) -> tuple[dict[str, list[BaseTool]], list[str]]:
     """Map each category's tool names and globs to tools.
 
-    Returns the tools per category and warnings (tools listed in no category).
+    Returns the tools per category and warnings (tools in no category: one line per source).
     `placeholder(name)` may stand in for a listed name that is not available
     yet (an MCP server not listed so far); while it is given, a glob that
     matches nothing is not a problem. With `strict=False` problems become
@@ -68,12 +71,47 @@ def resolve_tools(
         used.update(names)
     if problems and strict:
         raise ConfigError(config.source, problems)
-    warnings = [
-        f"tool {name!r} is provided but listed in no category"
-        for name in available
-        if name not in used
-    ]
-    return chosen, problems + warnings
+    return chosen, problems + _in_no_category(config, available, used)
+
+
+_NAMES_SHOWN = 3
+"""How many of a source's tools in no category its warning names."""
+
+
+def _in_no_category(
+    config: MetaToolsConfig, available: Mapping[str, BaseTool], used: set[str]
+) -> list[str]:
+    """One warning per source (an MCP server, the Python tools) of its tools in no category.
+
+    Each names the source, how many, a few of them, and the config line that offers them:
+    a server's `prefix_*` when it has a prefix and none of its tools is in a category, else
+    the names.
+    """
+    by_server: dict[str | None, list[str]] = {}
+    servers_used: set[str | None] = set()
+    for name, tool in available.items():
+        inner = unwrap(tool)
+        server = inner.source.name if isinstance(inner, McpServerTool) else None
+        if name in used:
+            servers_used.add(server)
+        else:
+            by_server.setdefault(server, []).append(name)
+    warnings = []
+    for server, names in by_server.items():
+        count, some = len(names), ", ".join(map(repr, names[:_NAMES_SHOWN]))
+        more = f" and {count - _NAMES_SHOWN} more" if count > _NAMES_SHOWN else ""
+        what = f"tool {some} is" if count == 1 else f"{count} tools ({some}{more}) are"
+        listed = names[:_NAMES_SHOWN] + (["..."] if more else [])
+        spec = config.mcp_servers.get(server) if server is not None else None
+        if spec is not None and spec.prefix and server not in servers_used:
+            listed = [f"{spec.prefix}_*"]
+        them = "it" if count == 1 else "them"
+        warnings.append(
+            (f"MCP server {server!r}: " if server is not None else "")
+            + f"{what} in no category, so no agent can call {them}; to offer {them}, add to"
+            f' a category "tools": {json.dumps(listed)}'
+        )
+    return warnings
 
 
 def _reserved(category: str, listed: list[str], names: list[str]) -> list[str]:

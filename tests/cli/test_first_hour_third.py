@@ -423,3 +423,37 @@ def test_validate_warns_of_a_misspelled_template_with_the_name_it_may_mean(folde
     assert "did you mean 'tool_selection.j2'" in done.stderr
     assert "guards/empty_replly.j2" in done.stderr
     assert "did you mean 'guards/empty_reply.j2'?" in done.stderr
+
+
+def demo_server(**extra: Any) -> dict[str, Any]:
+    """The demo MCP server that ships with meta-tools (15 tools), over stdio."""
+    return {"command": sys.executable, "args": ["-m", "meta_tools.demo", "--root", "."], **extra}
+
+
+def test_tools_in_no_category_are_one_warning_per_server_naming_it_and_the_line_to_add(
+    folder: Path,
+) -> None:
+    write(
+        folder,
+        {
+            "mcp_servers": {"demo": demo_server(), "more": demo_server(prefix="more")},
+            "python_tools": ["cli_sample_tools.py"],
+            "Math": {"description": "Arithmetic on integers.", "tools": ["add", "calculate"]},
+        },
+    )
+    done = cli(folder, "validate")
+    assert done.returncode == 0, done.stderr
+    unlisted = [line for line in done.stderr.splitlines() if "in no category" in line]
+    assert unlisted == [
+        "warning: tool 'shout' is in no category, so no agent can call it; to offer it, add to"
+        ' a category "tools": ["shout"]',
+        "warning: MCP server 'demo': 14 tools ('convert_units', 'describe_numbers',"
+        " 'convert_time_zone' and 11 more) are in no category, so no agent can call them; to"
+        ' offer them, add to a category "tools": ["convert_units", "describe_numbers",'
+        ' "convert_time_zone", "..."]',
+        "warning: MCP server 'more': 15 tools ('more_convert_units', 'more_calculate',"
+        " 'more_describe_numbers' and 12 more) are in no category, so no agent can call them;"
+        ' to offer them, add to a category "tools": ["more_*"]',
+    ]
+    listed = cli(folder, "list")
+    assert [line for line in listed.stdout.splitlines() if "in no category" in line] == unlisted
