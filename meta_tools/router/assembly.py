@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 
@@ -98,6 +98,7 @@ class ConfigAssembly(AsyncCloseable):
         self._closed = False
         self._retool_lock = anyio.Lock()
         self._retool_wanted = False
+        self._retooled: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
     def load(
@@ -199,14 +200,23 @@ class ConfigAssembly(AsyncCloseable):
         return table
 
     # -- tool sources --------------------------------------------------------------------
-    async def open(self, categories: Callable[[], Sequence[CategoryManager]]) -> None:
+    async def open(
+        self,
+        categories: Callable[[], Sequence[CategoryManager]],
+        *,
+        retooled: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         """Open the MCP servers and give `categories()` their tools, now and on every change.
+
+        `retooled()` is awaited after each change has been applied (the router rebuilds
+        its ranking then); `retooling` is True from the change until it returns.
 
         Raises:
             ConfigError: two servers provide the same tool name, or a category lists a tool
                 that no server provides.
         """
         self._categories = categories
+        self._retooled = retooled
         if not self.sources.servers:
             return
         await self.sources.open()
@@ -264,6 +274,13 @@ class ConfigAssembly(AsyncCloseable):
             self._retool_wanted = False
             work = partial(self._retool, self.config, list(self._categories()), strict=False)
             await anyio.to_thread.run_sync(work)
+            if self._retooled is not None:
+                await self._retooled()
+
+    @property
+    def retooling(self) -> bool:
+        """Whether a server's change is still being applied (tools, then the ranking)."""
+        return self._retool_wanted or self._retool_lock.locked()
 
     # -- calls ---------------------------------------------------------------------------
     @asynccontextmanager

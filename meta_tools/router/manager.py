@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
+import anyio.to_thread
 from mcp.types import Tool as McpTool
 from typing_extensions import Self
 
@@ -115,6 +116,18 @@ def category_not_found(name: str, categories: Mapping[str, str]) -> CategoryNotF
 
 
 RankingPart = tuple[CategoryManager, str, ToolPack]
+
+
+def _ranking_parts(managers: Iterable[CategoryManager]) -> list[RankingPart]:
+    """What a ranking is built from: each category, its description and its tools."""
+    return [(m, m.description, m.tools) for m in managers]
+
+
+def _same_categories(parts: list[RankingPart], managers: list[CategoryManager]) -> bool:
+    """Whether `parts` were taken from these very categories (their tools may differ)."""
+    return len(parts) == len(managers) and all(
+        part[0] is manager for part, manager in zip(parts, managers, strict=True)
+    )
 
 
 def _same_parts(old: list[RankingPart], new: list[RankingPart]) -> bool:
@@ -247,7 +260,12 @@ class MetaManager(AsyncCloseable):
             raise ClosedError("this MetaManager is closed")
         if self._assembly is None:
             raise ClosedError("this MetaManager was built from categories, not from a config")
-        self._managers = await self._assembly.reload(config, self.categories)
+        managers = await self._assembly.reload(config, self.categories)
+        # The ranking of the new categories is built before they are served, off the loop:
+        # served with the old one, a revoked category could still be routed to.
+        new = list(managers.values())
+        ranking = await anyio.to_thread.run_sync(CategoryRanking, new)
+        self._managers, self._ranking = managers, (_ranking_parts(new), ranking)
         for listener in list(self._change_listeners):
             await listener()
         return self.warnings
@@ -269,13 +287,13 @@ class MetaManager(AsyncCloseable):
         if self._started:
             return
         self._started = True
-        if self._assembly is None:
-            return
-        try:
-            await self._assembly.open(lambda: self.categories)
-        except BaseException:
-            await self.aclose()
-            raise
+        if self._assembly is not None:
+            try:
+                await self._assembly.open(lambda: self.categories, retooled=self._rank_off_loop)
+            except BaseException:
+                await self.aclose()
+                raise
+        await self._rank_off_loop()
 
     async def aclose(self) -> None:
         """Close every tool source (ending MCP subprocesses); closing twice is harmless."""
@@ -346,15 +364,35 @@ class MetaManager(AsyncCloseable):
         return self._current_ranking().rank(text)
 
     def _current_ranking(self) -> CategoryRanking:
+        """The ranking of the categories as they are; built here only when none is coming.
+
+        While a server's change is applied (`ConfigAssembly.retooling`), the ranking of the
+        same categories with their previous tools is served: the new one is being built in
+        a worker thread, and building it here would hold every client for its duration.
+        """
         # A category's tools change only by a new pack (`set_tools`): comparing the packs
         # by identity keeps this check O(categories), not O(tools), on every request.
         managers = list(self._managers.values())
-        built_from: list[RankingPart] = [(m, m.description, m.tools) for m in managers]
+        built_from = _ranking_parts(managers)
         cached = self._ranking
-        if cached is None or not _same_parts(cached[0], built_from):
-            self._ranking = (built_from, CategoryRanking(managers))
-            return self._ranking[1]
-        return cached[1]
+        if cached is not None and _same_parts(cached[0], built_from):
+            return cached[1]
+        coming = self._assembly is not None and self._assembly.retooling
+        if cached is not None and coming and _same_categories(cached[0], managers):
+            return cached[1]
+        self._ranking = (built_from, CategoryRanking(managers))
+        return self._ranking[1]
+
+    async def _rank_off_loop(self) -> None:
+        """Build the ranking of the categories as they are now in a worker thread."""
+        managers = list(self._managers.values())
+        built_from = _ranking_parts(managers)
+        cached = self._ranking
+        if cached is not None and _same_parts(cached[0], built_from):
+            return
+        ranking = await anyio.to_thread.run_sync(CategoryRanking, managers)
+        # Kept with what it was built from: a change meanwhile makes it stale, not wrong.
+        self._ranking = (built_from, ranking)
 
     def tool_holder(self, name: str) -> CategoryManager | None:
         """The category holding the tool `name` (its function name or that name in words).

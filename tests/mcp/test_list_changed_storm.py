@@ -122,3 +122,45 @@ async def test_a_storm_of_real_changes_retools_the_categories_off_the_event_loop
     # After the first (at start), every rebuild ran in a worker thread.
     main = threading.get_ident()
     assert [r.thread == main for r in retooled[1:]] == [False] * (len(retooled) - 1)
+
+
+async def test_the_ranking_follows_the_tools_and_is_built_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from meta_tools.router import manager as router_manager
+
+    built_in: list[int] = []
+
+    class Recorded(router_manager.CategoryRanking):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built_in.append(threading.get_ident())
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(router_manager, "CategoryRanking", Recorded)
+    storm = Storm(600, rotating=True)
+    source = McpToolSource("storm", storm.build(), mode="legacy", min_refresh_s=0.05)  # type: ignore[arg-type]
+    config = MetaToolsConfig.from_data(
+        {
+            "Records": {"description": "Look up records.", "tools": ["tool_*"]},
+            "Notes": {"description": "Write notes.", "tools": ["tool_1"]},
+        },
+        source="test.json",
+    )
+    async with MetaManager.from_config(config, model=ScriptedModel([]), sources=[source]) as meta:
+        ranked_on_loop = 0
+        with anyio.fail_after(30):
+            while storm.lists < 6:
+                # Clients are ranked while the tools change: with the ranking they have.
+                assert meta.rank("look up the record")[0].category.name == "Records"
+                ranked_on_loop += 1
+                await anyio.sleep(0.005)
+        await storm.listed(6)
+        # Once a change is applied, the ranking knows the newest tool.
+        with anyio.fail_after(30):
+            while meta.tool_holder(f"tool_listed_{storm.lists}") is None:
+                await anyio.sleep(0.01)
+    assert ranked_on_loop > 0
+    assert len(built_in) >= 3
+    # Every ranking was built in a worker thread, the first (at start) too.
+    main = threading.get_ident()
+    assert [thread == main for thread in built_in] == [False] * len(built_in)
