@@ -45,6 +45,7 @@ from .common import (
     load_config,
     load_tools,
     log_to_stderr,
+    plain_commands,
     report_errors,
     require_config,
     require_model,
@@ -484,3 +485,5 @@ def main() -> None:
 # commands above do.
 from . import chat as _chat  # noqa: E402, F401
 from . import group as _group  # noqa: E402, F401
+
+plain_commands(app)  # every command, `chat` and `group` too: `run [OPTIONS] CATEGORY`

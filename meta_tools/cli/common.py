@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer.core import TyperArgument, TyperCommand
 
 from ..config import MetaToolsConfig
 from ..exceptions import (
@@ -45,6 +46,7 @@ __all__ = [
     "GlobalOptions",
     "InputOption",
     "ObjectiveOption",
+    "PlainCommand",
     "ToolsOption",
     "TraceOption",
     "app",
@@ -53,6 +55,7 @@ __all__ = [
     "load_config",
     "load_tools",
     "log_to_stderr",
+    "plain_commands",
     "report_errors",
     "require_config",
     "require_model",
@@ -60,6 +63,54 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG = Path("Meta_tool_config.json")
+
+
+class PlainCommand(TyperCommand):
+    """A command whose arguments read as its options do: `CATEGORY`, `[FILE]`.
+
+    Typer writes a required argument `{CATEGORY}` in the usage line and adds its
+    type (`CATEGORY <str>`, `FILE <path>`) in the help; our options show one
+    upper-case word (`-c FILE`), so the arguments do too. The context and formatter are
+    typed `Any`: their classes are those of the click that typer bundles privately.
+    """
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not isinstance(param, TyperArgument):
+                pieces.extend(param.get_usage_pieces(ctx))
+                continue
+            name = _placeholder(param)
+            name = name if param.required else f"[{name}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if isinstance(param, TyperArgument):
+                arguments.append((_placeholder(param), record[1]))
+            else:
+                options.append(record)
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _placeholder(argument: TyperArgument) -> str:
+    return argument.metavar or (argument.name or "").upper()
+
+
+def plain_commands(typer_app: typer.Typer) -> None:
+    """Make every command of `typer_app` registered so far a `PlainCommand`."""
+    for info in typer_app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = PlainCommand
+
 
 app = typer.Typer(
     name="meta-tools",

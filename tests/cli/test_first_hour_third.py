@@ -376,15 +376,25 @@ def test_python_dash_m_meta_tools_runs_the_command(folder: Path) -> None:
     assert "  chat " in done.stdout
 
 
+COMMANDS = ("serve", "run", "prompt", "list", "validate", "init", "trace", "demo", "chat", "group")
+
+
 def test_help_placeholders_are_upper_case_words_and_choices_are_listed(folder: Path) -> None:
-    helps = {c: cli(folder, c, "--help").stdout for c in ("serve", "run", "group", "trace")}
+    helps = {c: cli(folder, c, "--help").stdout for c in COMMANDS}
     assert "--transport [stdio|http]" in helps["serve"]
     assert "--by [topic|server]" in helps["group"]
     assert "-o, --objective TEXT" in helps["run"]
     assert "--run ID" in helps["trace"]
-    for text in helps.values():
-        options = [line for line in text.splitlines() if line.lstrip().startswith("-")]
-        assert not [line for line in options if "<" in line.split("  ")[0]], text
+    # Arguments as options are: one upper-case word (typer wrote `{CATEGORY}`, `FILE <path>`).
+    assert helps["run"].splitlines()[0] == "Usage: meta-tools run [OPTIONS] CATEGORY"
+    assert "Arguments:\n  CATEGORY  The category" in helps["run"]
+    assert helps["trace"].splitlines()[0] == "Usage: meta-tools trace [OPTIONS] FILE"
+    assert helps["list"].splitlines()[0] == "Usage: meta-tools list [OPTIONS] [FILE]"
+    assert "Arguments:\n  FILE  The config file (the same as -c)." in helps["list"]
+    for command, text in helps.items():
+        names = [line.split("  ")[0] for line in text.splitlines() if line.startswith("  ")]
+        assert not [n for n in names if "<" in n or "{" in n], (command, text)
+        assert not [c for c in "<>{}" if c in text.splitlines()[0]], (command, text)
 
 
 def test_a_misspelled_python_tools_file_gets_did_you_mean_and_no_knock_on_problems(
