@@ -146,6 +146,21 @@ def store(out: Path, model: str, record: dict[str, Any], *, benchmark: str = "e2
     out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def store_offline(out: Path, record: dict[str, Any]) -> None:
+    """Make this run the one run of an offline benchmark's results file.
+
+    An offline benchmark's table shows its newest run; the run keeps what the one it
+    replaces was cited for (the documentation cites the file, not a run).
+    """
+    previous = read_runs(out) if out.exists() else {}
+    cited = next((r["cited_for"] for r in previous.values() if r.get("cited_for")), None)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = current_commit()
+    run = {"model": None, "commit": commit, "date": now, "cited_for": cited or record["benchmark"]}
+    stored = {"benchmark": record["benchmark"], "runs": {run_key(None, commit, now): run | record}}
+    out.write_text(json.dumps(stored, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
 def checkpoint(
     out: Path, model: str, record: dict[str, Any], name: str, *, benchmark: str = "e2e"
 ) -> Checkpoint:

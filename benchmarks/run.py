@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +20,7 @@ from typing import Any
 
 from . import context, grouping, mcp_latency, overhead, ranking, recall, soak, soak_replicas
 from .catalog import DEFAULT_DATA
-from .report import RESULTS, machine, table
+from .report import RESULTS, machine, store_offline, table
 
 NAMES = ("context", "overhead", "parallel", "mcp", "shortlist", "ranking", "grouping")
 ON_REQUEST = ("soak",)
@@ -454,9 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.perf_counter()
         result = measure()
         took = round(time.perf_counter() - started, 1)
-        record = {"benchmark": name, "machine": host, "seconds": took, "result": result}
-        path = RESULTS / f"{name}{'-replicas' if name == 'soak' and args.replicas > 1 else ''}.json"
-        path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        stem = f"{name}{'-replicas' if name == 'soak' and args.replicas > 1 else ''}"
+        record = {"benchmark": stem, "machine": host, "seconds": took, "result": result}
+        path = RESULTS / f"{stem}.json"
+        store_offline(path, record)
         print(f"\n## {name} ({took} s) -> {path}\n")
         print(show(result))
     return 0
