@@ -236,7 +236,22 @@ def run(
     objective: ObjectiveOption,
     exact_input: InputOption,
     config: ConfigOption = DEFAULT_CONFIG,
-    as_json: Annotated[bool, typer.Option("--json", help="Print only the result as JSON.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print only the whole result as JSON, as an MCP host gets it from `serve`"
+            " (with rounds, timings and usage).",
+        ),
+    ] = False,
+    for_agent: Annotated[
+        bool,
+        typer.Option(
+            "--for-agent",
+            help="Print only what a main agent's LLM reads of the result, as JSON (what"
+            " `chat` and MainAgent send it: no rounds, timings or usage).",
+        ),
+    ] = False,
     trace: TraceOption = None,
     tools: ToolsOption = None,
 ) -> None:
@@ -244,6 +259,8 @@ def run(
 
     console = Console(highlight=False)
     with report_errors(ctx):
+        if as_json and for_agent:
+            fail("--json and --for-agent print different views of the result; pass one")
         loaded = load_config(config)
         check_category(loaded, category)
         if (why := missing_model(loaded, serving=False)) is not None:
@@ -265,7 +282,7 @@ def run(
                 tracer = meta.tracer = Tracer(jsonl=trace) if trace else None
                 try:
                     arguments = {"objective": objective, "exact_input": exact_input}
-                    if as_json:
+                    if as_json or for_agent:
                         return await meta.call_tool(category, arguments)
                     with RunProgress(console) as progress:
                         return await meta.call_tool(category, arguments, on_event=progress.sink)
@@ -274,8 +291,9 @@ def run(
                         await tracer.aclose()
 
         result = anyio.run(go)
-        if as_json:  # the very JSON the main agent gets, indented
-            shaped = json.dumps(json.loads(result.to_json()), indent=2, ensure_ascii=False)
+        if as_json or for_agent:  # indented to read; the same data as sent
+            sent = result.for_agent() if for_agent else result.to_json()
+            shaped = json.dumps(json.loads(sent), indent=2, ensure_ascii=False)
             typer.echo(printable_json(shaped))
         else:
             print_result(console, result)

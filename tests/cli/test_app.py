@@ -161,6 +161,29 @@ def test_run_with_json_prints_only_the_category_result(
     }
 
 
+def test_run_for_agent_prints_what_the_main_agents_llm_reads_of_the_result(
+    workdir: Path, llm_server: FakeLLMServer
+) -> None:
+    write_config(workdir, {"model": fake_model(llm_server), **CATEGORIES})
+    llm_server.enqueue(
+        Reply(body=openai_tool_reply(wire_tool_call("call_1", "add", {"a": 2, "b": 3}))),
+        Reply(body=openai_text_reply("2 + 3 = 5")),
+    )
+    task = ("run", "Math", "-o", "Add", "-i", "2 3", "-t", "cli_sample_tools")
+    done = invoke(*task, "--for-agent", env={"FAKE_LLM_KEY": "k"})
+    assert done.exit_code == 0, done.output
+    # No rounds, timings, cache flags or usage (`--json` has them all).
+    assert json.loads(done.stdout) == {
+        "category": "Math",
+        "status": "success",
+        "summary": "2 + 3 = 5",
+        "executions": [{"tool": "add", "arguments": {"a": 2, "b": 3}, "result": "5"}],
+    }
+    both = invoke(*task, "--for-agent", "--json", env={"FAKE_LLM_KEY": "k"})
+    assert (both.exit_code, both.stdout) == (1, "")
+    assert "error: --json and --for-agent print different views of the result" in both.stderr
+
+
 def test_run_without_a_model_section_uses_the_openai_environment_variables(
     workdir: Path, llm_server: FakeLLMServer
 ) -> None:
