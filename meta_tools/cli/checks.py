@@ -29,6 +29,7 @@ from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import PendingTool
 from ..tools.python_modules import collect_tools, import_tools
 from ..tools.wrapper import unwrap
+from .common import held_back
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 
@@ -113,7 +114,7 @@ async def check_config(
         report.problems.extend(exc.problems)
     except MetaToolsError as exc:
         report.problems.append(str(exc))
-    report.problems = _held_back(list(dict.fromkeys(report.problems)))  # templates: twice
+    report.problems = held_back(list(dict.fromkeys(report.problems)))  # templates: twice
     return report
 
 
@@ -169,30 +170,6 @@ def _close_to_python_tools(
                     " provide it)"
                 )
     return warnings
-
-
-_UNIMPORTABLE = re.compile(r"^\$\.python_tools\[\d+\] .*: cannot import")
-_UNPROVIDED = re.compile(
-    r"^\$\.\"[^\n]*\"\.tools\[\d+\]: tool '[^\n]*' is listed but no source provides it$"
-)
-
-
-def _held_back(problems: list[str]) -> list[str]:
-    """Without a module of `python_tools`, its tools are missing too: one problem, not many.
-
-    The names of listed tools are checked again once the module imports.
-    """
-    if not any(_UNIMPORTABLE.match(p) for p in problems):
-        return problems
-    kept = [p for p in problems if not _UNPROVIDED.match(p)]
-    if len(kept) < len(problems):
-        kept = [
-            f"{p} (the tool names it would provide are checked once it imports)"
-            if _UNIMPORTABLE.match(p)
-            else p
-            for p in kept
-        ]
-    return kept
 
 
 def check_category(config: MetaToolsConfig, name: str) -> None:

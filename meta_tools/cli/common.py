@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +52,7 @@ __all__ = [
     "TraceOption",
     "app",
     "fail",
+    "held_back",
     "level_of",
     "load_config",
     "load_tools",
@@ -212,11 +214,12 @@ def report_errors(ctx: typer.Context) -> Iterator[None]:
 
 def _describe(exc: BaseException) -> NoReturn:
     if isinstance(exc, ConfigError):
-        count = len(exc.problems)
+        problems = held_back(exc.problems)
+        count = len(problems)
         fail(
             f"{exc.source}: {count} problem{'s' if count != 1 else ''}",
             _HINTS[0][1],
-            problems=exc.problems,
+            problems=problems,
         )
     nested = getattr(exc, "exceptions", None)  # an exception group from a task group
     if isinstance(nested, tuple) and len(nested) == 1 and isinstance(nested[0], BaseException):
@@ -232,6 +235,30 @@ def _describe(exc: BaseException) -> NoReturn:
     if isinstance(exc, OSError):
         fail(str(exc), "check the path and its permissions")
     fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
+
+
+_UNIMPORTABLE = re.compile(r"^\$\.python_tools\[\d+\] .*: cannot import")
+_UNPROVIDED = re.compile(
+    r"^\$\.\"[^\n]*\"\.tools\[\d+\]: tool '[^\n]*' is listed but no source provides it$"
+)
+
+
+def held_back(problems: list[str]) -> list[str]:
+    """Without a module of `python_tools`, its tools are missing too: one problem, not many.
+
+    The names of listed tools are checked again once the module imports.
+    """
+    if not any(_UNIMPORTABLE.match(p) for p in problems):
+        return problems
+    kept = [p for p in problems if not _UNPROVIDED.match(p)]
+    if len(kept) < len(problems):
+        kept = [
+            f"{p} (the tool names it would provide are checked once it imports)"
+            if _UNIMPORTABLE.match(p)
+            else p
+            for p in kept
+        ]
+    return kept
 
 
 def load_tools(specs: list[str] | None) -> list[BaseTool]:

@@ -411,6 +411,17 @@ def test_a_misspelled_python_tools_file_gets_did_you_mean_and_no_knock_on_proble
         " names it would provide are checked once it imports)\n"
         "hint: fix it and run `meta-tools validate` again\n"
     )
+    # Every command that loads the config says the same, once.
+    for command in (["list"], ["prompt", "math", "-o", "Add", "-i", "2 3"], ["serve"]):
+        other = cli(folder, *command)
+        assert other.returncode == 1
+        assert other.stderr.endswith(
+            "error: Meta_tool_config.json: 1 problem\n"
+            f"  - $.python_tools[0] 'unit_tool.py': cannot import: no file"
+            f" {str(folder.resolve() / 'unit_tool.py')!r}; did you mean 'unit_tools.py'? (the"
+            " tool names it would provide are checked once it imports)\n"
+            "hint: fix the file; `meta-tools validate` lists every problem\n"
+        ), (command, other.stderr)
 
 
 def test_validate_warns_of_a_misspelled_template_with_the_name_it_may_mean(folder: Path) -> None:
