@@ -158,16 +158,16 @@ def serve(
         fallback = serving_fallback(loaded)
         if fallback is None:
             require_model(loaded, config, serving=True)
-        else:
+        from ..serve.server import serve_router
+
+        meta = serve_router(loaded, tools=load_tools(tools))
+        if fallback is not None:  # once the config is known to work: no note before an error
             stderr_console().print(
                 f"note: {fallback}; the categories use the MCP host's own model (sampling)."
                 " A host that cannot sample gets an error naming the ways out.",
                 soft_wrap=True,
                 markup=False,
             )
-        from ..serve.server import serve_router
-
-        meta = serve_router(loaded, tools=load_tools(tools))
         log_to_stderr(level_of(ctx.obj, logging.INFO))
         if not path.startswith("/"):
             fail(f"--path must start with '/', not {path!r}")
