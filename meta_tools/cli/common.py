@@ -32,6 +32,7 @@ from ..exceptions import (
     ToolDefinitionError,
     ToolError,
 )
+from ..router.catalog import HELD_BACK
 from ..router.from_config import missing_model
 from ..router.ways_out import ways_out
 from ..tools.base import BaseTool
@@ -253,9 +254,7 @@ def held_back(problems: list[str]) -> list[str]:
     kept = [p for p in problems if not _UNPROVIDED.match(p)]
     if len(kept) < len(problems):
         kept = [
-            f"{p} (the tool names it would provide are checked once it imports)"
-            if _UNIMPORTABLE.match(p)
-            else p
+            f"{p} {HELD_BACK}" if _UNIMPORTABLE.match(p) and not p.endswith(HELD_BACK) else p
             for p in kept
         ]
     return kept

@@ -34,7 +34,10 @@ from .resolve import resolve_tools
 if TYPE_CHECKING:
     import redis.asyncio
 
-__all__ = ["ToolSources"]
+__all__ = ["HELD_BACK", "ToolSources"]
+
+HELD_BACK = "(the tool names it would provide are checked once it imports)"
+"""Said of a `python_tools` entry that does not import, when names were held back for it."""
 
 # Its messages are about the router's categories: they keep the router's logger.
 logger = logging.getLogger("meta_tools.meta")
@@ -120,11 +123,24 @@ class ToolSources:
         available = {t.name: self._with_server_cache(config, t) for t in self.tools}
         clashes = self._add_server_tools(config, available)
         if (self.unimportable or clashes) and strict:
-            problems = self.unimportable + clashes
-            try:
-                resolve_tools(config, available, placeholder=self._placeholder())
-            except ConfigError as exc:
-                problems += exc.problems
+
+            def listed_problems(*, check_names: bool) -> list[str]:
+                try:
+                    resolve_tools(
+                        config,
+                        available,
+                        placeholder=self._placeholder(),
+                        check_names=check_names,
+                    )
+                except ConfigError as exc:
+                    return exc.problems
+                return []
+
+            # Without a module, its tools are missing too: one problem, not one per name.
+            found = listed_problems(check_names=not self.unimportable)
+            held = bool(self.unimportable) and len(listed_problems(check_names=True)) > len(found)
+            problems = [f"{line} {HELD_BACK}" if held else line for line in self.unimportable]
+            problems += clashes + found
             raise ConfigError(config.source, problems)
         for problem in clashes:
             logger.warning("%s", problem)

@@ -23,6 +23,7 @@ def resolve_tools(
     *,
     placeholder: Callable[[str], BaseTool | None] | None = None,
     strict: bool = True,
+    check_names: bool = True,
 ) -> tuple[dict[str, list[BaseTool]], list[str]]:
     """Map each category's tool names and globs to tools.
 
@@ -31,6 +32,8 @@ def resolve_tools(
     yet (an MCP server not listed so far); while it is given, a glob that
     matches nothing is not a problem. With `strict=False` problems become
     warnings and the names are left out.
+    `check_names=False` when a source could not be read (a `python_tools` module that
+    does not import): a name it might provide is left out, not reported as missing.
 
     Raises:
         ConfigError: (strict) a listed name or glob that no source provides, with close names.
@@ -45,7 +48,7 @@ def resolve_tools(
             where = f'$."{category}".tools[{index}]'
             if any(ch in pattern for ch in "*?["):
                 matched = [n for n in available if fnmatch.fnmatchcase(n, pattern)]
-                if not matched and placeholder is None:
+                if not matched and placeholder is None and check_names:
                     problems.append(f"{where}: pattern {pattern!r} matches no tool")
                 names.extend(n for n in matched if n not in names)
             elif pattern in available or pattern in standing_in:
@@ -54,7 +57,7 @@ def resolve_tools(
             elif placeholder is not None and (stand_in := placeholder(pattern)) is not None:
                 standing_in[pattern] = stand_in
                 names.append(pattern)
-            else:
+            elif check_names:
                 hint = did_you_mean(pattern, available)
                 hint = f"; {hint}" if hint else ""
                 problems.append(

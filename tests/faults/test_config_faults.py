@@ -230,6 +230,25 @@ def test_python_tools_that_exit_or_stop_at_import_are_config_problems_of_validat
     assert listed.stderr == "hello from chatty\n"
 
 
+def test_a_python_tools_file_that_is_missing_is_one_problem_of_the_library_too(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "unit_tools.py").write_text("")
+    config = {
+        "python_tools": ["unit_tool.py"],
+        "Units": {"description": "Convert units.", "tools": ["convert_units", "to_celsius"]},
+        "Also": {"description": "More.", "tools": ["units_*"]},
+    }
+    path = tmp_path / "Meta_tool_config.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigError) as caught:
+        MetaManager.from_config(path, model=ScriptedModel([]))
+    (problem,) = caught.value.problems
+    assert problem.startswith("$.python_tools[0] 'unit_tool.py': cannot import")
+    assert "unit_tools.py" in problem  # did you mean
+    assert problem.endswith("(the tool names it would provide are checked once it imports)")
+
+
 def cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*meta_tools_command(), *args],
