@@ -45,6 +45,7 @@ from .common import (
     load_config,
     load_tools,
     log_to_stderr,
+    one_config,
     plain_commands,
     report_errors,
     require_config,
@@ -149,7 +150,7 @@ def serve(
 
     All logs go to stderr, so stdout stays for the protocol.
     """
-    config = file or config
+    config = one_config(file, config)
     with report_errors(ctx):
         if transport not in ("stdio", "http"):
             fail(f"--transport must be 'stdio' or 'http', not {transport!r}")
@@ -349,7 +350,7 @@ def list_(
 
     Also what the main agent sees versus all tools flat.
     """
-    config = file or config
+    config = one_config(file, config)
     with report_errors(ctx):
         loaded = load_config(config)
         meta = MetaManager.from_config(loaded, tools=load_tools(tools), model=NoModel())
@@ -381,7 +382,7 @@ def validate(
     ] = False,
 ) -> None:
     """Check a config: every problem listed (exit 1), then warnings."""
-    config = file or config
+    config = one_config(file, config)
     with report_errors(ctx):
         require_config(config)
         report = anyio.run(lambda: check_config(config, load_tools(tools), offline=offline))
@@ -416,7 +417,7 @@ def init(
     It groups the tools of the demo MCP server that ships with meta-tools, so it
     works at once, offline and without a key.
     """
-    config = file or config
+    config = one_config(file, config)
     with report_errors(ctx):
         folder = config.parent
         written = write_starter(folder, name=config.name, prompts=prompts, force=force)
@@ -489,7 +490,7 @@ def demo(
     """
     from .offline_demo import run_demo
 
-    config = file or config
+    config = one_config(file, config)
     with report_errors(ctx):
         anyio.run(lambda: run_demo(Console(highlight=False), config=config, trace=trace))
 

@@ -34,6 +34,7 @@ from .common import (
     app,
     load_config,
     load_tools,
+    one_config,
     report_errors,
     require_model,
     stderr_console,
@@ -61,7 +62,7 @@ def chat(
 
     Each of its category calls is shown step by step, as `run` shows one.
     """
-    config = file or config
+    config = one_config(file, config)
     console = Console(highlight=False)
     with report_errors(ctx):
         loaded = load_config(config)

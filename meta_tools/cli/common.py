@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -58,6 +58,7 @@ __all__ = [
     "load_config",
     "load_tools",
     "log_to_stderr",
+    "one_config",
     "plain_commands",
     "report_errors",
     "require_config",
@@ -133,6 +134,26 @@ ConfigArgument = Annotated[
     typer.Argument(help="The config file (the same as -c).", show_default=False, metavar="FILE"),
 ]
 """The config file given positionally (`meta-tools list mine.json`), as every command takes it."""
+
+
+_Config = TypeVar("_Config", Path, Path | None)
+
+
+def one_config(file: Path | None, config: _Config) -> _Config | Path:
+    """The config file of a command given it positionally (`file`) or with `-c` (`config`).
+
+    Both, naming different files, is refused: taking either would be a guess.
+    """
+    if file is None:
+        return config
+    if config not in (None, DEFAULT_CONFIG, file):
+        fail(
+            f"two config files given: {str(file)!r} and -c {str(config)!r}",
+            "give the config once, as FILE or with -c",
+        )
+    return file
+
+
 CategoryArgument = Annotated[
     str, typer.Argument(help="The category (its tool name or display name).", metavar="CATEGORY")
 ]

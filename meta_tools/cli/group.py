@@ -32,6 +32,7 @@ from .common import (
     app,
     fail,
     load_tools,
+    one_config,
     report_errors,
     stderr_console,
 )
@@ -100,7 +101,7 @@ def group(
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
-    config = file or config
+    config = one_config(file, config)
     err = stderr_console()
     with report_errors(ctx):
         if by not in ("topic", "server"):

@@ -319,6 +319,21 @@ def test_every_command_without_another_argument_takes_the_config_file_positional
     assert (positional.stdout, positional.stderr) == (option.stdout, option.stderr)
 
 
+@pytest.mark.parametrize("command", ["list", "validate", "group", "chat", "demo"])
+def test_two_different_config_files_are_refused_in_one_line(folder: Path, command: str) -> None:
+    config = {"python_tools": ["cli_sample_tools.py"], **CATEGORIES}
+    write(folder, config, name="good.json")
+    write(folder, config, name="other.json")
+    done = cli(folder, command, "good.json", "-c", "other.json")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        "error: two config files given: 'good.json' and -c 'other.json'"
+    )
+    # The same file twice is one config.
+    if command in ("list", "validate"):
+        assert cli(folder, command, "good.json", "-c", "good.json").returncode == 0
+
+
 def test_chat_and_serve_take_the_config_file_positionally_too(folder: Path) -> None:
     write(folder, CATEGORIES, name="good.json")
     # No model: both stop at the same first check, which reads the file named.
