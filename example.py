@@ -28,7 +28,7 @@ async def chat(config: Path) -> None:
     """Answer each line of input until `exit` or the end of input."""
     async with MetaManager.from_config(config) as meta:
         # The categories run on the model the config describes; Friday uses it too.
-        friday = MainAgent(meta.categories[0].model, meta)
+        friday = MainAgent(meta.model, meta)
         print(
             f"Friday's tools: {', '.join(m.slug for m in meta.categories)}. Type 'exit' to leave."
         )

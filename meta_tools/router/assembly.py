@@ -199,6 +199,11 @@ class ConfigAssembly(AsyncCloseable):
         self.warnings = restart + self.warnings
         return table
 
+    @property
+    def model(self) -> ChatModel:
+        """The model the categories now built run on (the config's, or the one passed in)."""
+        return self._model
+
     # -- tool sources --------------------------------------------------------------------
     async def open(
         self,

@@ -24,7 +24,7 @@ from ..category.result import CategoryResult, Execution, RunUsage
 from ..category.run import found_nothing
 from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
-from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
+from ..exceptions import CategoryNotFoundError, ClosedError, ModelError, ToolArgumentsError
 from ..guards import Guards
 from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
@@ -214,6 +214,23 @@ class MetaManager(AsyncCloseable):
     def config(self) -> MetaToolsConfig | None:
         """The config now applied (None for categories built in code)."""
         return self._assembly.config if self._assembly is not None else None
+
+    @property
+    def model(self) -> ChatModel:
+        """The model the config's categories run on: a main agent may run on it too.
+
+        The one built from the config's `model` section (followed across reloads), or the
+        one passed to `from_config`.
+
+        Raises:
+            ModelError: the router was built from categories in code (give a model yourself).
+        """
+        if self._assembly is None:
+            raise ModelError(
+                "this MetaManager was built from categories in code, not from a config:"
+                " pass your model to MainAgent yourself"
+            )
+        return self._assembly.model
 
     @property
     def warnings(self) -> list[str]:

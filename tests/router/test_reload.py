@@ -233,6 +233,7 @@ async def test_a_model_replaced_by_a_reload_is_closed_once_the_calls_using_it_ha
 
     async with meta:
         first = meta.get_category("waiting").model
+        assert meta.model is first  # a main agent can run on the config's model
         async with anyio.create_task_group() as group:
             group.start_soon(call_waiting)
             with anyio.fail_after(10):
@@ -240,6 +241,7 @@ async def test_a_model_replaced_by_a_reload_is_closed_once_the_calls_using_it_ha
             write(path, {**TWO_GROUPS, "model": {**model, "name": "second"}})
             assert await meta.reload(MetaToolsConfig.load(path)) == []
             second = meta.get_category("waiting").model
+            assert meta.model is second and second is not first
             release.set()
         (in_flight,) = results
         assert (in_flight.status, in_flight.summary) == ("success", "gate model passed")
@@ -374,3 +376,12 @@ async def test_serve_over_http_applies_a_regrouping_edit_and_keeps_answering_aft
             process.kill()
         await process.aclose()
     assert process.returncode == 130, lines.text
+
+
+async def test_a_router_built_in_code_has_no_model_of_its_own_and_says_so() -> None:
+    from meta_tools import CategoryManager, ModelError
+
+    model = first_tool_model()
+    meta = MetaManager([CategoryManager("Text", "Transform text.", [shout], model)])
+    with pytest.raises(ModelError, match="pass your model to MainAgent"):
+        _ = meta.model
