@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -36,6 +36,7 @@ from .llm.text_calls import TextCalls
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from .rounds import read_reply, repeat_verdict, reply_note
 from .router.manager import ANY_CATEGORY, MetaManager
+from .turn_trace import TurnTrace
 
 __all__ = [
     "AgentStep",
@@ -78,9 +79,11 @@ def _as_text(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CategoryCalled:
-    """The main agent's model asked for a category call."""
+    """A category call began: one the main agent's model asked for, or (`by="router"`) one
+    of the router's own (the rest a category left undone, or a category the reply named)."""
 
     call: ToolCall
+    by: Literal["model", "router"] = "model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +209,20 @@ def _quoted_call(call: ToolCall, quotes: Callable[[], Quotes]) -> bool:
     )
 
 
+def _traced(trace: TurnTrace, on_step: StepSink | None) -> StepSink:
+    """A step sink that records the category calls in `trace`, then passes each step on."""
+
+    async def sink(step: AgentStep) -> None:
+        if isinstance(step, CategoryCalled):
+            await trace.called(step.call, by=step.by)
+        elif isinstance(step, CategoryReturned):
+            await trace.returned(step.call, step.result, step.error)
+        if on_step is not None:
+            await on_step(step)
+
+    return sink
+
+
 class MainAgent:
     """A conversation with a model that sees only the category tools of `meta`.
 
@@ -255,9 +272,24 @@ class MainAgent:
         The categories offered are ranked once for the message. The guards
         (`self.guards`) act at their stages; with the default profile, none does.
 
+        With a tracer on the router (`meta.tracer`), the turn is traced beside its
+        category runs: each reply of the model, each category call, the answer.
+
         Raises:
             ModelError: the main agent's model failed (category failures are results, not errors).
         """
+        tracer = self.meta.tracer
+        if tracer is None:
+            return await self._ask(text, self.model, on_step)
+        redactor = self.meta.redactor
+        async with tracer.turn(
+            text, agent=self.name, session=self.session, redactor=redactor
+        ) as trace:
+            answer = await self._ask(text, trace.model(self.model), _traced(trace, on_step))
+            trace.answered(answer)
+            return answer
+
+    async def _ask(self, text: str, model: ChatModel, on_step: StepSink | None) -> str:
         guards = self.guards
         counts = GuardCounts()
         turn = [Message(role="user", content=text)]
@@ -269,7 +301,7 @@ class MainAgent:
         succeeded: set[str] = set()  # category calls that succeeded, by call key
         for _ in range(self.max_rounds):
             request = ChatRequest(messages=[system, *history, *turn], tools=tools)
-            reply = await read_reply(await self.model.complete(request), request, guards)
+            reply = await read_reply(await model.complete(request), request, guards)
             if guards.on("text_calls"):
                 reply = await self.routable(reply, request)
             retry = reply_note(reply, guards, counts, empty_counts=False)
@@ -333,7 +365,7 @@ class MainAgent:
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
             turn.append(Message(role="user", content="Answer now with what you have."))
-            reply = await self.model.complete(ChatRequest(messages=[system, *history, *turn]))
+            reply = await model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
         if (
             results
@@ -620,7 +652,7 @@ class MainAgent:
         `handed_on_by`: the category that left `objective` undone (see `call_tool`)."""
         call = ToolCall(name=name, arguments={"objective": objective, "exact_input": exact_input})
         if on_step is not None:
-            await on_step(CategoryCalled(call))
+            await on_step(CategoryCalled(call, by="router"))
         came = await self._call(call, text, on_step, handed_on_by)
         if on_step is not None:
             await on_step(came)

@@ -8,7 +8,7 @@
     ├── Evaluated             the model judged a round's results (more tools, or final)
     └── RunFinished           the run ended (status, usage, error)
     EventSink                 an async callable that receives each RunEvent
-    CategoryCalled            the main agent's model asked for a category call
+    CategoryCalled            a category call began: the model asked for it, or the router (`by`)
     CategoryReturned          a category call came back to the main agent
     AgentStep                 CategoryCalled | CategoryReturned | RunEvent, as MainAgent reports
 

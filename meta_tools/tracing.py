@@ -1,4 +1,4 @@
-"""Tracing of category calls: JSON lines for `--trace FILE`, OpenTelemetry spans when wired up.
+"""Tracing of category calls and main-agent turns: JSON lines for `--trace FILE`, OpenTelemetry spans.
 
 A `Tracer` sees every call of the main agent (`MetaManager.call_tool`) and
 every step event of the category run behind it. It writes one JSON line per
@@ -8,6 +8,12 @@ main agent's call), `run_id` (the category run) and, for tool events,
 `call_id` (the level-1 tool call). With OpenTelemetry it also emits spans
 `main call → category → step → tool`; without an SDK configured these cost
 next to nothing, and without `opentelemetry-api` they are skipped.
+
+A `MainAgent` adds its own side (`Tracer.turn`): one line per record of
+`turn_trace` (the message, each reply of its model with the categories offered
+and called, each category call and what came back, the answer), under the
+turn's `run_id`; the category runs of the turn carry it as `turn_id`, and their
+spans nest in a `turn` span.
 
 Steps are reported after they finish (with their duration), so step and
 tool spans are created after the fact with explicit start and end times.
@@ -21,6 +27,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -28,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from ._redaction import Redactor
 from ._text import valid_utf8
 from .category.events import (
     Evaluated,
@@ -39,6 +47,7 @@ from .category.events import (
     ToolFinished,
     ToolsSelected,
 )
+from .turn_trace import TurnEvent, TurnTrace
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -48,6 +57,9 @@ if TYPE_CHECKING:
 __all__ = ["JsonlTrace", "Tracer", "fan_out"]
 
 _MAX_OPEN_RUNS = 1024
+#: The main-agent turn the current task works for: its category runs carry the id. Set
+#: for the span of one turn (`Tracer.turn`), and copied into the tasks it starts.
+_TURN: ContextVar[str | None] = ContextVar("meta_tools_turn", default=None)
 
 
 def fan_out(*sinks: EventSink | None) -> EventSink | None:
@@ -260,10 +272,12 @@ class Tracer:
     async def main_call(self, name: str, *, call_id: str | None = None) -> AsyncIterator[EventSink]:
         """Trace one call of the main agent to category `name`; yields the sink for its events."""
         main_call_id = call_id or f"main_{uuid.uuid4().hex[:16]}"
+        turn_id = _TURN.get()
+        ids = {"main_call_id": main_call_id} | ({"turn_id": turn_id} if turn_id else {})
 
         async def write(event: RunEvent) -> None:
             if self.jsonl is not None:
-                await self.jsonl.write({"main_call_id": main_call_id, **event.as_dict()})
+                await self.jsonl.write({**ids, **event.as_dict()})
 
         if self._otel is None:
             yield write
@@ -284,6 +298,43 @@ class Tracer:
                 yield sink
             finally:
                 spans.close()
+
+    @asynccontextmanager
+    async def turn(
+        self, request: str, *, agent: str, session: str = "", redactor: Redactor | None = None
+    ) -> AsyncIterator[TurnTrace]:
+        """Trace one turn of a main agent, the answer to the user message `request`.
+
+        Yields the turn's `TurnTrace` (its start is written already); the category
+        calls made inside carry its id. The end is written however the turn ends:
+        with the answer noted (`TurnTrace.answered`), or the error that stopped it.
+        """
+        run_id = f"turn_{uuid.uuid4().hex[:16]}"
+
+        async def write(event: TurnEvent) -> None:
+            if self.jsonl is not None:
+                await self.jsonl.write(event.as_dict())
+
+        trace = TurnTrace(write, run_id, redactor=redactor)
+        token = _TURN.set(run_id)
+        try:
+            await trace.start(request, agent=agent, session=session)
+            if self._otel is None:
+                yield trace
+            else:
+                attributes = {"meta_tools.agent": agent, "meta_tools.turn_id": run_id}
+                with self._otel.start_as_current_span(
+                    f"meta_tools.turn {agent}", attributes=attributes
+                ):
+                    yield trace
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await trace.finish(exc)
+            raise
+        else:
+            await trace.finish()
+        finally:
+            _TURN.reset(token)
 
     async def aclose(self) -> None:
         """Close the trace file; closing twice is harmless."""

@@ -11,7 +11,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from meta_tools.cli.app import app
-from meta_tools.cli.offline_demo import demo_config
+from meta_tools.cli.offline_demo import DEMO, demo_config
+from meta_tools.cli.trace import TURN_EVENTS
 from meta_tools.config import MetaToolsConfig
 from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
 from tests.cli_process import meta_tools_command
@@ -210,8 +211,23 @@ def test_a_demo_trace_has_one_event_per_step_in_order_with_ids_tying_tools_to_th
     assert "Demo finished: 4 questions, 5 category calls, 7 tool calls" in done.stdout
     everything = [json.loads(text) for text in trace.read_text().splitlines()]
     assert [line["seq"] for line in everything] == list(range(1, len(everything) + 1))
-    lines = [line for line in everything if line["event"] != "model_called"]
+    # Friday's side: one turn per question, each with the category calls it made.
+    turns: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in everything:
+        if line["event"] in TURN_EVENTS:
+            turns[line["run_id"]].append(line)
+    assert [
+        (turn[0]["request"], sum(line["event"] == "category_asked" for line in turn))
+        for turn in turns.values()
+    ] == [(q.text, len(q.tasks)) for q in DEMO]
+    assert all(turn[-1]["event"] == "turn_finished" for turn in turns.values())
+    lines = [
+        line
+        for line in everything
+        if line["event"] != "model_called" and line["event"] not in TURN_EVENTS
+    ]
     assert len(lines) == 27  # the steps; the LLM calls' lines are tested in tests/cli
+    assert {line["turn_id"] for line in lines} == set(turns)
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for line in lines:
         runs[line["run_id"]].append(line)

@@ -1,4 +1,8 @@
-"""Tracing: one JSON line per step, tied together by ids; OpenTelemetry spans nested by level."""
+"""Tracing: one JSON line per step, tied together by ids; OpenTelemetry spans nested by level.
+
+A main agent's turn is traced beside its category runs: what its model was offered and
+called, each category call (the router's own too) and what came back, the answer.
+"""
 
 import json
 from pathlib import Path
@@ -11,10 +15,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from meta_tools import tool
+from meta_tools._redaction import Redactor
+from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
+from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, Usage
 from meta_tools.router.manager import MetaManager
 from meta_tools.tracing import Tracer
+from meta_tools.turn_trace import TEXT_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -224,3 +232,242 @@ async def test_a_router_without_a_tracer_writes_nothing_and_a_closed_trace_ignor
     result = await meta.call_tool("math", {"objective": "add", "exact_input": "1+2"})
     assert result.status == "success"
     assert (tmp_path / "t.jsonl").read_text() == ""
+
+
+# -- the main agent's turns ------------------------------------------------------------
+@tool
+def forecast(city: str) -> str:
+    """The weather forecast for a city."""
+    return f"{city}: 18 C, dry"
+
+
+@tool
+def track_parcel(tracking_number: str) -> str:
+    """Track a parcel by its tracking number."""
+    return "in transit"
+
+
+def category_of(request: ChatRequest) -> str:
+    """Which category a category-loop request belongs to (its system prompt names it)."""
+    return request.messages[0].content.split('"')[1]
+
+
+def categories_model() -> ScriptedModel:
+    """Maths adds 2 and 3, then leaves the weather undone; Parcels declines all; Weather
+    calls the forecast, then answers."""
+
+    def answer(request: ChatRequest) -> AssistantTurn:
+        category, done = category_of(request), any(m.role == "tool" for m in request.messages)
+        if category == "Parcels" or (category == "Maths" and done):
+            reason = "the weather forecast for Paris" if category == "Maths" else "no weather"
+            return AssistantTurn(
+                tool_calls=[ToolCall(name="decline", arguments={"reason": reason})]
+            )
+        if category == "Maths":
+            return AssistantTurn(tool_calls=[ToolCall(name="add", arguments={"a": 2, "b": 3})])
+        if done:
+            return AssistantTurn(text="Paris: 18 C, dry.")
+        call = ToolCall(name="forecast", arguments={"city": "Paris"})
+        return AssistantTurn(tool_calls=[call])
+
+    return ScriptedModel.from_function(answer)
+
+
+def three_categories() -> MetaManager:
+    model = categories_model()
+    return MetaManager(
+        [
+            CategoryManager("Maths", "Arithmetic.", [add], model),
+            CategoryManager("Parcels", "Deliveries.", [track_parcel], model),
+            CategoryManager("Weather", "Forecasts.", [forecast], model),
+        ],
+        guards="small",
+    )
+
+
+QUESTION = "What is 2 + 3, and the weather in Paris?"
+TWO_PARTS = {"objective": "Add 2 and 3, and the weather in Paris", "exact_input": "2, 3, Paris"}
+WEATHER = {"objective": "Weather forecast for Paris", "exact_input": "Paris"}
+
+
+def two_calls_then_answer() -> list[AssistantTurn]:
+    """The main agent's model: Maths with both parts and Parcels for the weather (which
+    declines, so the router retries Weather), then its answer."""
+    calls = [
+        ToolCall(id="m1", name="maths", arguments=TWO_PARTS),
+        ToolCall(id="p1", name="parcels", arguments=WEATHER),
+    ]
+    usage = Usage(prompt_tokens=50, completion_tokens=5)
+    return [
+        AssistantTurn(tool_calls=calls, usage=usage),
+        AssistantTurn(text="5, and Paris is dry at 18 C.", usage=usage),
+    ]
+
+
+async def traced_turn(path: Path) -> list[dict[str, Any]]:
+    """One question to a main agent over `three_categories`, traced to `path`: its lines."""
+    meta = three_categories()
+    meta.tracer = Tracer(jsonl=path, otel=False)
+    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards="small")
+    assert await agent.ask(QUESTION) == "5, and Paris is dry at 18 C."
+    await meta.tracer.aclose()
+    return read_lines(path)
+
+
+TURN_KINDS = ("turn_started", "agent_replied", "category_asked", "category_answered")
+
+
+async def test_a_main_agent_turn_is_traced_with_what_was_offered_called_retried_and_handed_on(
+    tmp_path: Path,
+) -> None:
+    lines = await traced_turn(tmp_path / "trace.jsonl")
+    turn = [line for line in lines if line["event"] in (*TURN_KINDS, "turn_finished")]
+    runs = [line for line in lines if line not in turn]
+    turn_id = turn[0]["run_id"]
+    assert turn_id.startswith("turn_") and {line["run_id"] for line in turn} == {turn_id}
+    for line in turn:
+        for key in ("seq", "ts", "run_id", "duration_s"):
+            line.pop(key, None)
+    asked = [line for line in turn if line["event"] == "category_asked"]
+    handed_on = asked[2].pop("call_id")  # the router's own call: an id of its own
+    answered = {line.pop("call_id"): line for line in turn if line["event"] == "category_answered"}
+    assert turn[0] == {
+        "event": "turn_started",
+        "round": 0,
+        "agent": "Friday",
+        "session": turn[0]["session"],
+        "request": QUESTION,
+    }
+    assert turn[0]["session"].startswith("friday-")
+    replied = [line for line in turn if line["event"] == "agent_replied"]
+    offered = ["maths", "parcels", "weather"]
+    assert replied == [
+        {"event": "agent_replied", "round": 1, "tools": offered, "calls": ["maths", "parcels"],
+         "text": None, "prompt_tokens": 50, "completion_tokens": 5, "error": None},
+        {"event": "agent_replied", "round": 2, "tools": offered, "calls": [],
+         "text": "5, and Paris is dry at 18 C.", "prompt_tokens": 50, "completion_tokens": 5,
+         "error": None},
+    ]  # fmt: skip
+    assert asked == [
+        {"event": "category_asked", "round": 1, "call_id": "m1", "category": "maths",
+         "by": "model", **TWO_PARTS},
+        {"event": "category_asked", "round": 1, "call_id": "p1", "category": "parcels",
+         "by": "model", **WEATHER},
+        # The rest Maths left undone, sent on by the router.
+        {"event": "category_asked", "round": 1, "category": "weather", "by": "router",
+         "objective": "the weather forecast for Paris", "exact_input": "2, 3, Paris"},
+    ]  # fmt: skip
+    common = {"event": "category_answered", "round": 1, "question": None, "error": None}
+    assert answered == {
+        "m1": {**common, "called": "maths", "category": "Maths", "status": "success",
+               "declined": [], "tool_calls": 1, "summary": "add: 5",
+               "remainder": "the weather forecast for Paris"},
+        # Parcels declined: the router retried the next-ranked category.
+        "p1": {**common, "called": "parcels", "category": "Weather", "status": "success",
+               "declined": ["Parcels"], "tool_calls": 1, "summary": "Paris: 18 C, dry.",
+               "remainder": None},
+        handed_on: {**common, "called": "weather", "category": "Weather", "status": "success",
+                    "declined": [], "tool_calls": 1, "summary": "Paris: 18 C, dry.",
+                    "remainder": None},
+    }  # fmt: skip
+    finished = turn[-1]
+    assert sorted(finished.pop("categories")) == ["Maths", "Parcels", "Weather"]
+    assert finished == {
+        "event": "turn_finished",
+        "round": 2,
+        "outcome": "answered",
+        "answer": "5, and Paris is dry at 18 C.",
+        "tool_calls": 3,
+        "llm_calls": 2,
+        "prompt_tokens": 100,
+        "completion_tokens": 10,
+        "error": None,
+    }
+    # Every category run carries the turn, and the call that started it.
+    started = [
+        (line["category"], line["main_call_id"]) for line in runs if line["event"] == "run_started"
+    ]
+    assert sorted(started) == sorted(
+        [("Maths", "m1"), ("Parcels", "p1"), ("Weather", "p1"), ("Weather", handed_on)]
+    )
+    assert {line["turn_id"] for line in runs} == {turn_id}
+
+
+async def test_each_turn_has_its_own_id_and_counts_and_calls_outside_a_turn_carry_none(
+    tmp_path: Path,
+) -> None:
+    meta = three_categories()
+    meta.tracer = Tracer(jsonl=tmp_path / "trace.jsonl", otel=False)
+    main = ScriptedModel([*two_calls_then_answer(), AssistantTurn(text="Nothing to do.")])
+    agent = MainAgent(main, meta, guards="small")
+    await agent.ask(QUESTION)
+    assert await agent.ask("Thanks!") == "Nothing to do."
+    await meta.call_tool("maths", {"objective": "Add", "exact_input": "2, 3"})
+    await meta.tracer.aclose()
+    lines = read_lines(tmp_path / "trace.jsonl")
+    finished = [line for line in lines if line["event"] == "turn_finished"]
+    assert len({line["run_id"] for line in finished}) == 2
+    second = finished[1]
+    assert (second["outcome"], second["categories"], second["tool_calls"]) == (
+        "answered",
+        [],
+        0,
+    )
+    assert (second["llm_calls"], second["prompt_tokens"]) == (1, 0)
+    alone = [line for line in lines if line.get("main_call_id") and "turn_id" not in line]
+    assert {line["category"] for line in alone} == {"Maths"} and alone[0]["event"] == "run_started"
+
+
+async def test_a_turn_whose_model_fails_is_finished_in_the_trace_with_the_error(
+    tmp_path: Path,
+) -> None:
+    def fails(request: ChatRequest) -> AssistantTurn:
+        raise ModelError("HTTP 503 from the model server")
+
+    meta = three_categories()
+    meta.tracer = Tracer(jsonl=tmp_path / "trace.jsonl", otel=False)
+    agent = MainAgent(ScriptedModel.from_function(fails), meta)
+    with pytest.raises(ModelError):
+        await agent.ask(QUESTION)
+    await meta.tracer.aclose()
+    lines = read_lines(tmp_path / "trace.jsonl")
+    assert [line["event"] for line in lines] == ["turn_started", "agent_replied", "turn_finished"]
+    assert lines[1]["error"] == "ModelError: HTTP 503 from the model server"
+    assert (lines[2]["outcome"], lines[2]["error"]) == (
+        "failed",
+        "ModelError: HTTP 503 from the model server",
+    )
+
+
+async def test_a_turns_texts_are_redacted_and_cut(tmp_path: Path) -> None:
+    tracer = Tracer(jsonl=tmp_path / "trace.jsonl", otel=False)
+    secret = "sk-live-0123456789"
+    request = f"My key is {secret}. " + "x" * 5000
+    async with tracer.turn(request, agent="Friday", redactor=Redactor([secret])) as turn:
+        turn.answered(f"Your key {secret} is noted.")
+    await tracer.aclose()
+    started, finished = read_lines(tmp_path / "trace.jsonl")
+    assert started["request"].startswith("My key is ***. xxx")
+    assert len(started["request"]) == TEXT_CHARS and started["request"].endswith("...")
+    assert finished["answer"] == "Your key *** is noted."
+    assert secret not in (tmp_path / "trace.jsonl").read_text()
+
+
+async def test_a_turn_span_holds_the_spans_of_its_category_calls(tmp_path: Path) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    meta = three_categories()
+    meta.tracer = Tracer(tracer_provider=provider)
+    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards="small")
+    await agent.ask(QUESTION)
+    spans = exporter.get_finished_spans()
+    turn = next(s for s in spans if s.name == "meta_tools.turn Friday")
+    calls = [s for s in spans if s.name.startswith("meta_tools.call ")]
+    assert sorted(s.name for s in calls) == [
+        "meta_tools.call maths",
+        "meta_tools.call parcels",
+        "meta_tools.call weather",
+        "meta_tools.call weather",
+    ]
+    assert all(s.parent is not None and s.parent.span_id == turn.context.span_id for s in calls)

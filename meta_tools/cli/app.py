@@ -454,16 +454,37 @@ def trace(
     full: Annotated[
         bool, typer.Option("--full", help="Show tool results and replies whole, not cut.")
     ] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary",
+            help="One line per run, newest first: id, when, request, categories, tool calls,"
+            " outcome, time.",
+        ),
+    ] = False,
 ) -> None:
-    """Show a --trace file as a tree per run.
+    """Show a --trace file as a tree per run, or one line per run (--summary).
 
-    Each LLM call with the new messages of its prompt and its reply; each tool
+    A main agent's turn: what its model was offered and called, each category call
+    with the runs behind it (retries too), what came back, and the answer. A category
+    run: each LLM call with the new messages of its prompt and its reply; each tool
     call with its arguments and result.
     """
-    from .trace import print_trace
+    from .trace import UnknownRunError
+    from .trace_view import print_trace
 
+    console = Console(highlight=False)
     with report_errors(ctx):
-        print_trace(Console(highlight=False), file, run_id=run_id, full=full, err=stderr_console())
+        try:
+            print_trace(
+                console, file, run_id=run_id, full=full, summary=summary, err=stderr_console()
+            )
+        except UnknownRunError as exc:
+            fail(
+                str(exc),
+                "pass a run's id, or its start, to --run",
+                problems=exc.runs,
+            )
 
 
 @app.command()

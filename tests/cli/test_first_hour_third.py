@@ -145,7 +145,22 @@ def test_chat_talks_through_the_configs_model_and_shows_each_step_until_exit(
     events = [
         json.loads(line)["event"] for line in (folder / "chat.jsonl").read_text().splitlines()
     ]
-    assert events[0] == "run_started" and events[-1] == "run_finished"
+    # The main agent's turn, with the category run inside it.
+    assert events == [
+        "turn_started",
+        "agent_replied",
+        "category_asked",
+        "run_started",
+        "model_called",
+        "tools_selected",
+        "tool_finished",
+        "model_called",
+        "evaluated",
+        "run_finished",
+        "category_answered",
+        "agent_replied",
+        "turn_finished",
+    ]
 
 
 def test_chat_without_a_model_section_takes_the_environments_local_server(
