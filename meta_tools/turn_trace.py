@@ -221,8 +221,8 @@ class TurnTrace:
                 call_id=call.id,
                 category=call.name,
                 by=by,
-                objective=self._text(objective if isinstance(objective, str) else str(objective)),
-                exact_input=self._text(given if isinstance(given, str) else str(given)),
+                objective=self._text(str(objective)),
+                exact_input=self._text(str(given)),
             )
         )
 

@@ -1,4 +1,6 @@
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -19,3 +21,19 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require("redis-server")
     with redis_server(tmp_path_factory.mktemp("redis")) as (url, _):
         yield url
+
+
+@pytest.fixture
+def ranking_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The threads every category ranking a router builds is built in, in order."""
+    from meta_tools.router import manager
+
+    threads: list[int] = []
+
+    class Recorded(manager.CategoryRanking):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            threads.append(threading.get_ident())
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(manager, "CategoryRanking", Recorded)
+    return threads

@@ -29,7 +29,6 @@ from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import PendingTool
 from ..tools.python_modules import collect_tools, import_tools
 from ..tools.wrapper import unwrap
-from .common import held_back
 from .salvage import salvage
 from .tokens import TokenCounter, load_counter
 
@@ -114,7 +113,7 @@ async def check_config(
         report.problems.extend(exc.problems)
     except MetaToolsError as exc:
         report.problems.append(str(exc))
-    report.problems = held_back(list(dict.fromkeys(report.problems)))  # templates: twice
+    report.problems = list(dict.fromkeys(report.problems))  # templates: twice
     return report
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +31,6 @@ from ..exceptions import (
     ToolDefinitionError,
     ToolError,
 )
-from ..router.catalog import HELD_BACK
 from ..router.from_config import missing_model
 from ..router.ways_out import ways_out
 from ..tools.base import BaseTool
@@ -53,7 +51,6 @@ __all__ = [
     "TraceOption",
     "app",
     "fail",
-    "held_back",
     "level_of",
     "load_config",
     "load_tools",
@@ -236,7 +233,7 @@ def report_errors(ctx: typer.Context) -> Iterator[None]:
 
 def _describe(exc: BaseException) -> NoReturn:
     if isinstance(exc, ConfigError):
-        problems = held_back(exc.problems)
+        problems = exc.problems
         count = len(problems)
         fail(
             f"{exc.source}: {count} problem{'s' if count != 1 else ''}",
@@ -257,28 +254,6 @@ def _describe(exc: BaseException) -> NoReturn:
     if isinstance(exc, OSError):
         fail(str(exc), "check the path and its permissions")
     fail(f"unexpected {type(exc).__name__}: {exc}", "run with --debug for the traceback")
-
-
-_UNIMPORTABLE = re.compile(r"^\$\.python_tools\[\d+\] .*: cannot import")
-_UNPROVIDED = re.compile(
-    r"^\$\.\"[^\n]*\"\.tools\[\d+\]: tool '[^\n]*' is listed but no source provides it$"
-)
-
-
-def held_back(problems: list[str]) -> list[str]:
-    """Without a module of `python_tools`, its tools are missing too: one problem, not many.
-
-    The names of listed tools are checked again once the module imports.
-    """
-    if not any(_UNIMPORTABLE.match(p) for p in problems):
-        return problems
-    kept = [p for p in problems if not _UNPROVIDED.match(p)]
-    if len(kept) < len(problems):
-        kept = [
-            f"{p} {HELD_BACK}" if _UNIMPORTABLE.match(p) and not p.endswith(HELD_BACK) else p
-            for p in kept
-        ]
-    return kept
 
 
 def load_tools(specs: list[str] | None) -> list[BaseTool]:

@@ -224,13 +224,10 @@ def _turn_tree(turn: TraceTurn, full: bool) -> Tree:
         elif event.event == "category_answered":
             _answered(tree, event, full)
         elif event.event == "turn_finished":
-            node = tree.add(
-                f"■ [bold]{shown(event.outcome)}[/] after {counted(event.llm_calls, 'LLM call')},"
-                f" {counted(event.tool_calls, 'tool call')}, {event.prompt_tokens}+"
-                f"{event.completion_tokens} tokens, {event.duration_s:.2f} s"
+            counts = (
+                f"{counted(event.llm_calls, 'LLM call')}, {counted(event.tool_calls, 'tool call')}"
             )
-            if event.error:
-                node.add(f"[red]{shown(event.error)}[/]")
+            node = _ending(tree, event, event.outcome, counts)
             if event.answer:
                 node.add(shown(_cut(event.answer, full)))
     for left in runs.values():  # runs whose call is not in the file
@@ -287,6 +284,17 @@ def _tree(run: TraceRun, *, full: bool) -> Tree:
     return tree
 
 
+def _ending(tree: Tree, event: TraceEvent, how: str, counts: str) -> Tree:
+    """The last line of a turn or a run: how it ended, what it took, and its error."""
+    node = tree.add(
+        f"■ [bold]{shown(how)}[/] after {counts}, {event.prompt_tokens}+"
+        f"{event.completion_tokens} tokens, {event.duration_s:.2f} s"
+    )
+    if event.error:
+        node.add(f"[red]{shown(event.error)}[/]")
+    return node
+
+
 def _fill(tree: Tree, run: TraceRun, *, full: bool) -> None:
     calls = 0
     for event in run.events:
@@ -296,13 +304,8 @@ def _fill(tree: Tree, run: TraceRun, *, full: bool) -> None:
         elif event.event == "tool_finished":
             _tool_call(tree, event, full=full)
         elif event.event == "run_finished":
-            node = tree.add(
-                f"■ [bold]{shown(event.status)}[/] after {counted(event.round or 0, 'round')},"
-                f" {counted(event.llm_calls, 'LLM call')}, {event.prompt_tokens}+"
-                f"{event.completion_tokens} tokens, {event.duration_s:.2f} s"
-            )
-            if event.error:
-                node.add(f"[red]{shown(event.error)}[/]")
+            counts = f"{counted(event.round or 0, 'round')}, {counted(event.llm_calls, 'LLM call')}"
+            _ending(tree, event, event.status, counts)
 
 
 def _model_call(tree: Tree, event: TraceEvent, number: int, *, full: bool) -> None:

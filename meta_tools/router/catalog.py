@@ -34,9 +34,9 @@ from .resolve import resolve_tools
 if TYPE_CHECKING:
     import redis.asyncio
 
-__all__ = ["HELD_BACK", "ToolSources"]
+__all__ = ["ToolSources"]
 
-HELD_BACK = "(the tool names it would provide are checked once it imports)"
+_HELD_BACK = "(the tool names it would provide are checked once it imports)"
 """Said of a `python_tools` entry that does not import, when names were held back for it."""
 
 # Its messages are about the router's categories: they keep the router's logger.
@@ -139,7 +139,7 @@ class ToolSources:
             # Without a module, its tools are missing too: one problem, not one per name.
             found = listed_problems(check_names=not self.unimportable)
             held = bool(self.unimportable) and len(listed_problems(check_names=True)) > len(found)
-            problems = [f"{line} {HELD_BACK}" if held else line for line in self.unimportable]
+            problems = [f"{line} {_HELD_BACK}" if held else line for line in self.unimportable]
             problems += clashes + found
             raise ConfigError(config.source, problems)
         for problem in clashes:

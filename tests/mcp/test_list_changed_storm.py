@@ -125,18 +125,8 @@ async def test_a_storm_of_real_changes_retools_the_categories_off_the_event_loop
 
 
 async def test_the_ranking_follows_the_tools_and_is_built_off_the_event_loop(
-    monkeypatch: pytest.MonkeyPatch,
+    ranking_threads: list[int],
 ) -> None:
-    from meta_tools.router import manager as router_manager
-
-    built_in: list[int] = []
-
-    class Recorded(router_manager.CategoryRanking):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            built_in.append(threading.get_ident())
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(router_manager, "CategoryRanking", Recorded)
     storm = Storm(600, rotating=True)
     source = McpToolSource("storm", storm.build(), mode="legacy", min_refresh_s=0.05)  # type: ignore[arg-type]
     config = MetaToolsConfig.from_data(
@@ -160,7 +150,7 @@ async def test_the_ranking_follows_the_tools_and_is_built_off_the_event_loop(
             while meta.tool_holder(f"tool_listed_{storm.lists}") is None:
                 await anyio.sleep(0.01)
     assert ranked_on_loop > 0
-    assert len(built_in) >= 3
+    assert len(ranking_threads) >= 3
     # Every ranking was built in a worker thread, the first (at start) too.
     main = threading.get_ident()
-    assert [thread == main for thread in built_in] == [False] * len(built_in)
+    assert [thread == main for thread in ranking_threads] == [False] * len(ranking_threads)

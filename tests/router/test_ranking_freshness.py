@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from meta_tools import tool
 from meta_tools.config import MetaToolsConfig
 from meta_tools.llm import ScriptedModel
-from meta_tools.router import manager as router_manager
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
@@ -41,22 +39,8 @@ CONFIG = {
 }
 
 
-@pytest.fixture
-def built_in(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The threads every ranking of the router was built in."""
-    threads: list[int] = []
-
-    class Recorded(router_manager.CategoryRanking):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            threads.append(threading.get_ident())
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(router_manager, "CategoryRanking", Recorded)
-    return threads
-
-
 async def test_a_reload_that_revokes_a_category_ranks_without_it_at_once(
-    tmp_path: Path, built_in: list[int]
+    tmp_path: Path, ranking_threads: list[int]
 ) -> None:
     path = tmp_path / "Meta_tool_config.json"
     path.write_text(json.dumps(CONFIG))
@@ -70,12 +54,12 @@ async def test_a_reload_that_revokes_a_category_ranks_without_it_at_once(
         assert [r.category.name for r in ranked] == ["Weather"]
         assert meta.tool_holder("read_secret") is None
     main = threading.get_ident()
-    assert len(built_in) == 2  # at start, at the reload: never again on a request
-    assert [thread == main for thread in built_in] == [False, False]
+    assert len(ranking_threads) == 2  # at start, at the reload: never again on a request
+    assert [thread == main for thread in ranking_threads] == [False, False]
 
 
-async def test_a_router_built_in_code_ranks_with_a_ranking_built_at_start_off_the_loop(
-    built_in: list[int],
+async def test_a_router_ranking_threads_code_ranks_with_a_ranking_built_at_start_off_the_loop(
+    ranking_threads: list[int],
 ) -> None:
     from meta_tools import CategoryManager
 
@@ -87,5 +71,5 @@ async def test_a_router_built_in_code_ranks_with_a_ranking_built_at_start_off_th
     async with MetaManager(managers) as meta:
         for _ in range(3):
             assert meta.rank("forecast for Paris")[0].category.name == "Weather"
-    assert len(built_in) == 1
-    assert built_in[0] != threading.get_ident()
+    assert len(ranking_threads) == 1
+    assert ranking_threads[0] != threading.get_ident()
