@@ -22,12 +22,31 @@ from ..tools.base import BaseTool
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-__all__ = ["TermSpace", "normalise", "tool_terms"]
+__all__ = ["ACTIONS", "TermSpace", "normalise", "tool_terms", "without_actions"]
+
+
+# Actions any kind of tool performs: `search_files` belongs with `read_file`, not with
+# `search_text`. Only verbs that are rarely a topic (not `post`, `print`, `translate`,
+# `click` or `upload`).
+ACTIONS = frozenset(
+    analyze(
+        "get set list create delete remove update add search find read write convert describe"
+        " compare calculate compute fetch retrieve return send check run start stop open close"
+        " show count validate generate parse make edit modify change move copy evaluate"
+        " summarise summarize extract provide use perform execute save load display transform"
+        " analyze analyse"
+    )
+)
 
 
 def tool_terms(tool: BaseTool) -> list[str]:
     """The index terms of a tool (the shortlist's document of it)."""
     return analyze(tool_document(tool))
+
+
+def without_actions(terms: Sequence[str]) -> list[str]:
+    """The terms less the actions any kind of tool performs (`search`, `convert`, `list`)."""
+    return [term for term in terms if term not in ACTIONS]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..category.shortlist import analyze
 from ..tools.base import BaseTool
 from .cluster import automatic_k, default_max_size, merge_units
-from .features import TermSpace, tool_terms
+from .features import TermSpace, tool_terms, without_actions
 
 __all__ = ["Grouping", "by_server", "by_topic"]
 
@@ -65,12 +65,29 @@ def by_topic(
     k = max(k, math.ceil(count / max_size))
     terms = [tool_terms(t) for t in tools]
     space = _space(tools, terms)
-    rows = space.vectors(terms)
-    labels = merge_units(rows, _units(sources, max_size), k, max_size=max_size)
+    units = _units(sources, max_size)
+    loose = _one_by_one(units, sources)
+    rows = space.vectors([without_actions(t) if p in loose else t for p, t in enumerate(terms)])
+    labels = merge_units(rows, units, k, max_size=max_size)
     groups: dict[int, list[int]] = {}
     for position, label in enumerate(labels):
         groups.setdefault(label, []).append(position)
     return Grouping(list(groups.values()), space, terms, _said(tools))
+
+
+def _one_by_one(units: list[list[int]], sources: Sequence[str]) -> set[int]:
+    """The tools placed one by one although their source has others: Python tools (source "")
+    and the tools of a server too large for one group.
+
+    They are compared by what they act on, without the generic actions (`without_actions`):
+    tools of one source share its domain's words, and then a shared verb (`search_text`,
+    `search_files`) would decide their groups. A whole server keeps its verbs, which may
+    be its purpose (a search engine searches).
+    """
+    per_source = Counter(sources)
+    return {
+        u[0] for u in units if len(u) == 1 and (not sources[u[0]] or per_source[sources[u[0]]] > 1)
+    }
 
 
 def _said(tools: Sequence[BaseTool]) -> list[frozenset[str]]:

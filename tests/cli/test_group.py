@@ -7,9 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
+from mcp.types import Tool
 
+from benchmarks.grouping import adjusted_rand_index
 from meta_tools._text import slugify
+from meta_tools.demo.server import build_server
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 
@@ -27,6 +32,16 @@ def meta_tools(folder: Path, *args: str, env: dict[str, str] | None = None) -> A
         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
         timeout=120,
     )
+
+
+def demo_tools() -> list[Tool]:
+    """The demo server's tools as an MCP client lists them (in memory)."""
+
+    async def listed() -> list[Tool]:
+        async with Client(build_server(REPO)) as client:
+            return list((await client.list_tools()).tools)
+
+    return anyio.run(listed)
 
 
 def categories(config: dict[str, Any]) -> dict[str, Any]:
@@ -238,3 +253,28 @@ def test_the_shipped_config_passes_the_grouping_check(tmp_path: Path) -> None:
     done = meta_tools(REPO, "list", "--check")
     assert done.returncode == 0
     assert done.stdout.endswith("✓ grouping check: nothing to report\n")
+
+
+def test_group_k4_on_the_demo_agrees_with_the_shipped_grouping_and_reads_as_sentences(
+    tmp_path: Path,
+) -> None:
+    # Issue 50 item 9: one server of 15 tools, grouped tool by tool, without a model.
+    shipped = json.loads((REPO / "Meta_tool_config.json").read_text())
+    (tmp_path / "Meta_tool_config.json").write_text(json.dumps(shipped))
+    done = meta_tools(tmp_path, "group", "-k", "4", "--no-model")
+    assert done.returncode == 0, done.stderr
+    proposal = categories(json.loads(done.stdout))
+    home = {t: name for name, c in categories(shipped).items() for t in c["tools"]}
+    got = {t: name for name, c in proposal.items() for t in c["tools"]}
+    tools = sorted(home)
+    assert adjusted_rand_index([home[t] for t in tools], [got[t] for t in tools]) >= 0.6
+    described = {t.name: t.description or "" for t in demo_tools()}
+    for name, category in proposal.items():
+        # named by what the tools act on, never by an action any tool performs
+        assert not {"Convert", "Describe", "Search", "List", "Read", "Count"} & set(name.split())
+        # a small category says what each of its tools does, in the tool's own first words
+        assert "tools such as" not in category["description"]
+        for tool in category["tools"]:
+            verb, after = described[tool].split()[:2]
+            said = f"{verb.lower()} {after.strip(':,.')}"
+            assert said in category["description"], (tool, category["description"])

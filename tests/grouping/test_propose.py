@@ -50,9 +50,10 @@ def test_the_closest_tools_are_merged_first_so_near_twins_stay_together() -> Non
 def test_a_tool_like_no_other_joins_a_group_instead_of_making_its_own() -> None:
     odd = sample_tool("lorem_ipsum", "Dolor sit amet.")
     tools = [*WEATHER, *MUSIC, odd]
-    grouping = by_topic(tools, [""] * len(tools), k=3)
-    assert len(grouping.groups) == 3
-    assert min(len(g) for g in grouping.groups) >= 2
+    # two topics and two groups: without the rule the topics would share one group and the
+    # odd tool keep the other
+    grouping = by_topic(tools, [""] * len(tools), k=2)
+    assert [sorted(set(g) - {8}) for g in sorted(grouping.groups)] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     # with only as many tools as groups of two allow, it keeps its own group
     few = [WEATHER[0], WEATHER[1], MUSIC[0], MUSIC[1], odd]
     assert [4] in by_topic(few, [""] * 5, k=3).groups
@@ -119,9 +120,11 @@ def test_drafts_are_named_from_the_tools_words_and_make_a_config() -> None:
     by_first = {d.tools[0]: d for d in drafts}
     weather = by_first["get_forecast"]
     assert weather.name == "Weather & City"
+    # a small group says what each tool does, in the first words of its description
     assert weather.description == (
-        "Weather, city and rain: tools such as get_forecast, get_rain_radar and air_quality"
-        " and 1 more."
+        "Weather, city and rain: weather forecast for a city; rain radar and precipitation map"
+        " of a city; air quality and pollution index of a city, like the weather; sunrise and"
+        " sunset times of a city for weather planning."
     )
     assert (
         weather.tool_usage_notes
@@ -188,3 +191,36 @@ def test_many_names_that_slug_alike_are_numbered_in_linear_time() -> None:
 
 def test_no_tools_no_groups() -> None:
     assert by_topic([], []).groups == []
+
+
+# Tools of one source: the action they share must not decide their groups (issue 50 item 9).
+ONE_SOURCE = [
+    sample_tool("search_songs", "Search, find and list songs.", "query"),
+    sample_tool("search_flights", "Search, find and list flights.", "query"),
+    sample_tool("play_song", "Play a song.", "name"),
+    sample_tool("book_flight", "Book a flight.", "name"),
+]
+
+
+def test_tools_of_one_source_are_grouped_by_what_they_act_on_not_by_the_action() -> None:
+    for sources in ([""] * 4, ["music-and-travel"] * 4):  # Python tools, a split server
+        grouping = by_topic(ONE_SOURCE, sources, k=2, max_size=2)
+        assert names(ONE_SOURCE, grouping.groups) == [
+            ["book_flight", "search_flights"],
+            ["play_song", "search_songs"],
+        ]
+
+
+def test_a_whole_server_keeps_its_actions_which_may_be_what_it_is_for() -> None:
+    # Two search engines and two song servers: the engines' one shared word is `search`.
+    tools = [
+        sample_tool("web_search", "Search the web for pages.", "query"),
+        sample_tool("song_lyrics", "Lyrics of a song.", "title"),
+        sample_tool("news_search", "Search news articles.", "query"),
+        sample_tool("song_chords", "Chords of a song.", "title"),
+    ]
+    grouping = by_topic(tools, ["web", "songs-a", "news", "songs-b"], k=2)
+    assert names(tools, grouping.groups) == [
+        ["news_search", "web_search"],
+        ["song_chords", "song_lyrics"],
+    ]
