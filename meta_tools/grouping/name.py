@@ -48,9 +48,9 @@ def distinctive_words(
     """The words of their names and descriptions that set group `index` apart, best first.
 
     `objects`: the words for a name, what the tools act on: not the actions any tool
-    performs (`search`, `convert`), and rarer words count more (IDF `log(n/df)`, where a
-    description's words, `objects=False`, are weighted `log(1 + n/df)`: measured on
-    LiveMCPBench, they route better).
+    performs (`search`, `convert`). A word's weight is the share of the group's tools that
+    say it times `log(1 + n/df)`; `log(n/df)`, which favours rarer words, routed worse
+    (LiveMCPBench by-topic Recall@1 0.858 against 0.860).
     """
     members = grouping.groups[index]
     said = grouping.said
@@ -66,8 +66,7 @@ def distinctive_words(
     floor = 2 if len(members) > 2 else 1
     alone = len(grouping.groups) == 1
     scores = {
-        term: (share / len(members))
-        * (1.0 if alone else math.log(count / overall[term] + (0 if objects else 1)))
+        term: (share / len(members)) * (1.0 if alone else math.log(1 + count / overall[term]))
         for term, share in inside.items()
         if share >= floor
         and term.isalpha()

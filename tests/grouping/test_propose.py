@@ -119,10 +119,10 @@ def test_drafts_are_named_from_the_tools_words_and_make_a_config() -> None:
     drafts = draft_categories(TOOLS, [""] * len(TOOLS), k=2)
     by_first = {d.tools[0]: d for d in drafts}
     weather = by_first["get_forecast"]
-    assert weather.name == "Weather & City"
+    assert weather.name == "City & Weather"
     # a small group says what each tool does, in the first words of its description
     assert weather.description == (
-        "Weather, city and rain: weather forecast for a city; rain radar and precipitation map"
+        "City, weather and rain: weather forecast for a city; rain radar and precipitation map"
         " of a city; air quality and pollution index of a city, like the weather; sunrise and"
         " sunset times of a city for weather planning."
     )
@@ -142,7 +142,7 @@ def test_words_every_tool_says_name_no_group() -> None:
     drafts = draft_categories(tools, [""] * len(tools), k=2)
     said = " ".join(f"{d.name} {d.description}".lower() for d in drafts)
     assert not {"note", "provided", "python", "syntax"} & set(said.replace(",", " ").split())
-    assert sorted(d.name for d in drafts) == ["Artist & Music", "Weather & City"]
+    assert sorted(d.name for d in drafts) == ["Artist & Music", "City & Weather"]
     # A lone group has no other to be told apart from: the words all its tools say name it.
     (alone,) = draft_categories(WEATHER, [""] * len(WEATHER), k=1)
     assert alone.name == "City & Weather"
