@@ -17,10 +17,11 @@ from ..exceptions import ConfigError, ModelError
 from ..grouping.check import CategoryView, check_grouping
 from ..grouping.model_names import name_with_model
 from ..grouping.name import Draft
-from ..grouping.plan import config_with, draft_categories
+from ..grouping.plan import closer_to_kept, config_with, draft_categories, named_apart
 from ..llm.base import ChatModel
 from ..router.catalog import ToolSources
 from ..router.from_config import model_from_config
+from ..router.resolve import resolve_tools
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
 from ..tools.wrapper import unwrap
@@ -42,6 +43,7 @@ from .terminal import printable_json, shown
 __all__ = ["group"]
 
 _ALL = "(every tool)"
+_NOT_CATEGORIES = ("$schema", "$comment")
 
 
 @app.command()
@@ -98,6 +100,14 @@ def group(
             show_default=False,
         ),
     ] = None,
+    only_ungrouped: Annotated[
+        bool,
+        typer.Option(
+            "--only-ungrouped",
+            help="Keep the config's categories as written and group only the tools in none"
+            " of them.",
+        ),
+    ] = False,
     tools: ToolsOption = None,
 ) -> None:
     """Propose categories for the config's tools (MCP servers, Python tools, built-ins)."""
@@ -110,32 +120,61 @@ def group(
         if there is not None and not (force and there.replaceable):  # before any work
             hint = f"{there.hint}, or choose another file" if there.replaceable else there.hint
             fail(there.describe(quoted=False), hint)
-        sections, loaded = _read(config)
+        sections, kept, loaded = _read(config, keep=only_ungrouped)
         # Small matrices: BLAS threads only contend with each other on a busy machine.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         found, sources = anyio.run(lambda: _collect(loaded, load_tools(tools)))
+        placed = _placed(err, loaded, found) if kept else {}
+        grouped = {t.name for members in placed.values() for t in members}
+        rest = [(t, s) for t, s in zip(found, sources, strict=True) if t.name not in grouped]
+        if only_ungrouped and not rest:
+            _emit({**sections, **kept}, write, force=force)
+            err.print(
+                f"every tool is in one of your {_count(len(kept), 'category')}, so nothing was"
+                f" grouped; the config is {_where(write)} unchanged.",
+                soft_wrap=True,
+            )
+            return
         mode: Literal["topic", "server"] = "topic" if by == "topic" else "server"
-        drafts = draft_categories(found, sources, by=mode, k=categories, max_size=max_size)
+        drafts = draft_categories(
+            [t for t, _ in rest],
+            [s for _, s in rest],
+            by=mode,
+            k=categories,
+            max_size=max_size,
+            taken=kept,
+        )
         model, notes = _model(loaded, sections, use_model)
         if model is not None and mode == "topic":
             by_name = {t.name: t for t in found}
             drafts, more = anyio.run(lambda: name_with_model(model, drafts, by_name))
+            drafts = named_apart(drafts, taken=kept)  # the model knows nothing of yours
             notes += more
-        proposal = config_with(drafts, sections)
-        text = json.dumps(proposal, indent=2, ensure_ascii=False) + "\n"
-        if write is None:
-            typer.echo(printable_json(text), nl=False)
-        else:
-            write_file(write, text, force=force)
+        _emit(config_with(drafts, {**sections, **kept}), write, force=force)
+        notes += [_reads_like(t, c) for t, c in closer_to_kept(drafts, placed, found)]
         for note in notes:
             err.print(f"[yellow]note:[/] {shown(note)}", soft_wrap=True)
-        _summarise(err, drafts, found, loaded, write, named_by_model=model is not None)
+        views = (_kept_views(loaded, placed) if kept else []) + _draft_views(drafts, found, loaded)
+        for finding in check_grouping(views):
+            err.print(f"[yellow]warning:[/] {shown(finding)}", soft_wrap=True)
+        err.print(
+            _summary(
+                drafts,
+                len(rest),
+                len(kept) if only_ungrouped else None,
+                write,
+                named_by_model=model is not None,
+            ),
+            soft_wrap=True,
+        )
 
 
-def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
-    """The file's sections as written (`${VAR}` kept), and the config with one catch-all category.
+def _read(path: Path, *, keep: bool) -> tuple[dict[str, Any], dict[str, Any], MetaToolsConfig]:
+    """The file's sections and, with `keep`, its categories, both as written (`${VAR}` kept);
+    and the config.
 
-    The file's own categories, if any, are replaced by the proposal, so they are not checked.
+    Without `keep` the file's own categories are replaced by the proposal, so they are
+    neither returned nor checked (the config has one catch-all category instead).
     """
     raw = read_json(path, sections=SECTIONS)
     if not isinstance(raw, dict):
@@ -143,9 +182,57 @@ def _read(path: Path) -> tuple[dict[str, Any], MetaToolsConfig]:
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]
         )
     sections = {k: v for k, v in raw.items() if k in SECTIONS or k == "$schema"}
-    data = {**sections, "categories": {_ALL: {"description": "every tool", "tools": ["*"]}}}
+    kept = _categories_as_written(raw) if keep else {}
+    data = (
+        raw
+        if kept
+        else {**sections, "categories": {_ALL: {"description": "every tool", "tools": ["*"]}}}
+    )
     loaded = MetaToolsConfig.from_data(data, source=str(path), base_dir=str(path.parent))
-    return sections, loaded
+    return sections, kept, loaded
+
+
+def _categories_as_written(raw: dict[str, Any]) -> dict[str, Any]:
+    """The file's categories, top-level or under `"categories"`, as the JSON has them."""
+    nested = raw.get("categories")
+    if isinstance(nested, dict) and not {"description", "tools"} & nested.keys():
+        return dict(nested)
+    return {k: v for k, v in raw.items() if k not in SECTIONS and k not in _NOT_CATEGORIES}
+
+
+def _placed(
+    err: Console, config: MetaToolsConfig, found: list[BaseTool]
+) -> dict[str, list[BaseTool]]:
+    """The tools each of the config's categories holds, resolved as the router resolves them.
+
+    A name or pattern that matches no tool is a warning, not an error: the category is
+    kept as written all the same.
+    """
+    available = {t.name: t for t in found}
+    placed, warnings = resolve_tools(config, available, strict=False)
+    for problem in warnings:
+        if problem.startswith("$."):  # not the lines on tools in no category: those are grouped
+            err.print(
+                f"[yellow]warning:[/] {shown(problem)} (the category is kept as written)",
+                soft_wrap=True,
+            )
+    return placed
+
+
+def _emit(config: dict[str, Any], write: Path | None, *, force: bool) -> None:
+    """Print the config as JSON, or write it to `write`."""
+    text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+    if write is None:
+        typer.echo(printable_json(text), nl=False)
+    else:
+        write_file(write, text, force=force)
+
+
+def _reads_like(tool: str, category: str) -> str:
+    return (
+        f"{tool!r} reads like your category {category!r}; to put it there, add"
+        f' {json.dumps(tool, ensure_ascii=False)} to its "tools"'
+    )
 
 
 async def _collect(
@@ -204,28 +291,61 @@ def _model(
         return None, [f"names come from the tools' words: no model ({reason})"]
 
 
-def _summarise(
-    err: Console,
+def _kept_views(config: MetaToolsConfig, placed: dict[str, list[BaseTool]]) -> list[CategoryView]:
+    """The config's own categories as the grouping check sees them."""
+    limit = config.defaults.max_tools_per_prompt
+    return [
+        CategoryView(
+            name, spec.description, placed.get(name, []), spec.max_tools_per_prompt or limit
+        )
+        for name, spec in config.categories.items()
+    ]
+
+
+def _draft_views(
+    drafts: list[Draft], tools: list[BaseTool], config: MetaToolsConfig
+) -> list[CategoryView]:
+    limit = config.defaults.max_tools_per_prompt
+    by_name = {t.name: t for t in tools}
+    return [
+        CategoryView(d.name, d.description, [by_name[n] for n in d.tools], limit) for d in drafts
+    ]
+
+
+def _summary(
     drafts: list[Draft],
-    tools: list[BaseTool],
-    config: MetaToolsConfig,
+    tools: int,
+    kept: int | None,
     write: Path | None,
     *,
     named_by_model: bool,
-) -> None:
+) -> str:
+    """The last line: how many categories over how many tools, and where the config went.
+
+    `kept`: how many of the file's categories were kept (None: they were not).
+    """
     sizes = sorted((len(d.tools) for d in drafts), reverse=True)
-    limit = config.defaults.max_tools_per_prompt
-    by_name = {t.name: t for t in tools}
-    views = [
-        CategoryView(d.name, d.description, [by_name[n] for n in d.tools], limit) for d in drafts
-    ]
-    for finding in check_grouping(views):
-        err.print(f"[yellow]warning:[/] {shown(finding)}", soft_wrap=True)
-    where = f"written to {write}" if write else "printed above"
+    spread = f"(largest {sizes[0] if sizes else 0}, smallest {sizes[-1] if sizes else 0})"
     names = "by the model" if named_by_model else "from the tools' own words"
-    err.print(
-        f"{len(drafts)} categories over {len(tools)} tools (largest {sizes[0] if sizes else 0},"
-        f" smallest {sizes[-1] if sizes else 0}), named {names}; {where}."
-        " Edit names and descriptions, then `meta-tools validate`.",
-        soft_wrap=True,
-    )
+    if kept is None:
+        head = f"{len(drafts)} categories over {tools} tools {spread}, named {names}"
+    else:
+        new = _count(len(drafts), "new category")
+        yours = (
+            f"your {_count(kept, 'category')} kept as written"
+            if kept
+            else "no category of yours to keep"
+        )
+        head = f"{new} over {_count(tools, 'tool')} in no category {spread}, named {names}; {yours}"
+    return f"{head}; {_where(write)}. Edit names and descriptions, then `meta-tools validate`."
+
+
+def _where(write: Path | None) -> str:
+    return f"written to {write}" if write else "printed above"
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 category`, `2 categories`, `3 tools`."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
