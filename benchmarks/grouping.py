@@ -33,6 +33,12 @@ Measured:
   from the whole catalog (a grouping by text can keep together only what its
   text makes alike).
 
+Small sets (`run_small`), every tool placed on its own as a user's Python tools are:
+the demo's 15 tools with k = 4 against the shipped grouping, and sets of 3 to 5
+servers of 3 to 7 tools drawn from each catalog (`small_sets`: seeds fixed once, a
+`tune` split to try changes on and the reported `test` split) with k = their servers;
+the adjusted Rand index against the servers.
+
 And the scale case (`run_scale`, no data needed): 1,000 and 5,000 tools that
 all read alike, the worst case for merging the closest groups first (every
 pair is a tie): `identical` (`tool_17`, one description) and `pathological`
@@ -45,6 +51,7 @@ units²), its seconds and the memory it holds at the peak.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 import tracemalloc
@@ -368,6 +375,108 @@ def run_scale(sizes: Sequence[int] = SCALE) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+SMALL_SEEDS = {"tune": range(25), "test": range(100, 125)}
+"""Which small tool sets are drawn: `tune` to try a change on, `test` (reported) fixed once."""
+SMALL_SERVERS = (3, 5)
+"""How many servers a small set mixes (drawn in this range)."""
+SMALL_TOOLS = (3, 7)
+"""How many tools a server of a small set has (servers outside this range are not drawn)."""
+
+
+def demo_tools() -> tuple[list[CatalogTool], list[str]]:
+    """The demo server's 15 tools as an MCP client lists them, and each one's shipped category."""
+    import anyio
+    from mcp import Client
+
+    from meta_tools.demo.categories import CATEGORIES
+    from meta_tools.demo.server import build_server
+
+    async def listed() -> list[Any]:
+        async with Client(build_server(Path.cwd())) as client:
+            return list((await client.list_tools()).tools)
+
+    home = {tool: name for name, entry in CATEGORIES.items() for tool in entry["tools"]}
+    tools = [
+        CatalogTool({"description": t.description, "input_schema": t.input_schema}, t.name)
+        for t in anyio.run(listed)
+    ]
+    return tools, [home[t.name] for t in tools]
+
+
+def small_sets(data: Path, dataset: str, seeds: Sequence[int]) -> list[list[dict[str, Any]]]:
+    """Per seed, the entries of a few servers' tools, shuffled: a user's small set of tools.
+
+    Servers are drawn among those with `SMALL_TOOLS` tools, every one described in English
+    in more than 20 characters and no two named alike; a set whose tool names repeat
+    across its servers is left out (a user's tools have distinct names).
+    """
+    servers: dict[str, list[dict[str, Any]]] = {}
+    for line in (data / dataset / "catalog.jsonl").open():
+        entry = json.loads(line)
+        servers.setdefault(entry.get("group") or "", []).append(entry)
+    low, high = SMALL_TOOLS
+    usable = sorted(
+        name
+        for name, entries in servers.items()
+        if name
+        and low <= len(entries) <= high
+        and len({e["name"] for e in entries}) == len(entries)
+        and all(len(d := e.get("description") or "") > 20 and d.isascii() for e in entries)
+    )
+    sets = []
+    for seed in seeds:
+        draw = random.Random(f"{dataset}-{seed}")
+        if len(usable) < SMALL_SERVERS[0]:
+            break
+        chosen = draw.sample(usable, min(draw.randint(*SMALL_SERVERS), len(usable)))
+        entries = [e for name in chosen for e in servers[name]]
+        if len({e["name"] for e in entries}) < len(entries):
+            continue
+        draw.shuffle(entries)
+        sets.append(entries)
+    return sets
+
+
+def run_small(data: Path, *, split: str = "test") -> dict[str, Any]:
+    """`group --by topic` on small sets, each tool placed on its own (as Python tools are).
+
+    The demo's 15 tools with k = 4 against the shipped grouping, and sets drawn from each
+    catalog (`small_sets`, the `split` seeds) with k = their servers against the servers:
+    the adjusted Rand index of each.
+    """
+    tools, shipped = demo_tools()
+    drafts = draft_categories(tools, [""] * len(tools), by="topic", k=4)
+    result: dict[str, Any] = {
+        "demo": {
+            "sets": 1,
+            "mean_ari": round(_ari_of(drafts, [t.name for t in tools], shipped), 4),
+            "names": [d.name for d in drafts],
+        }
+    }
+    for dataset in DATASETS:
+        if not (data / dataset / "catalog.jsonl").exists():
+            continue
+        scores = []
+        for entries in small_sets(data, dataset, SMALL_SEEDS[split]):
+            tools = [CatalogTool(e, e["name"]) for e in entries]
+            servers = [e["group"] for e in entries]
+            drafts = draft_categories(tools, [""] * len(tools), by="topic", k=len(set(servers)))
+            scores.append(_ari_of(drafts, [t.name for t in tools], servers))
+        if scores:
+            result[dataset] = {
+                "sets": len(scores),
+                "mean_ari": round(sum(scores) / len(scores), 4),
+                "min_ari": round(min(scores), 4),
+                "share_at_least_0.6": round(sum(s >= 0.6 for s in scores) / len(scores), 4),
+            }
+    return {"split": split, "sets": result}
+
+
+def _ari_of(drafts: Sequence[Draft], names: Sequence[str], truth: Sequence[str]) -> float:
+    label = {name: d.name for d in drafts for name in d.tools}
+    return adjusted_rand_index(list(truth), [label[n] for n in names])
 
 
 def run(

@@ -191,7 +191,7 @@ def routing_model(args: argparse.Namespace) -> Any:
 
 def show_grouping(result: dict[str, Any]) -> str:
     out = []
-    catalogs = {name: info for name, info in result.items() if name != "scale"}
+    catalogs = {name: info for name, info in result.items() if name not in ("scale", "small")}
     for dataset, info in catalogs.items():
         rows = []
         for label, g in info["groupings"].items():
@@ -265,6 +265,23 @@ def show_grouping(result: dict[str, Any]) -> str:
                 "mean cosine between the servers of one query's gold tools: "
                 + ", ".join(f"{k} {v:.3f}" for k, v in likeness.items())
             )
+    if small := result.get("small"):
+        rows = [
+            [
+                name,
+                row["sets"],
+                f"{row['mean_ari']:.3f}",
+                f"{row['min_ari']:.3f}" if "min_ari" in row else "-",
+                f"{row['share_at_least_0.6']:.0%}" if "share_at_least_0.6" in row else "-",
+            ]
+            for name, row in small["sets"].items()
+        ]
+        headers = ["small sets", "sets", "mean ARI", "lowest", "ARI ≥ 0.6"]
+        title = (
+            f"small sets, every tool on its own ({small['split']} split): the demo with k = 4"
+            " against its shipped grouping, a few servers of a catalog against the servers:"
+        )
+        out.append(f"{title}\n\n{table(headers, rows)}")
     if result.get("scale"):
         keys = ["categories", "largest", "group_seconds", "check_seconds",
                 "merge_cosines_per_units2", "merge_seconds", "merge_peak_mb"]  # fmt: skip
@@ -434,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "grouping": (
             lambda: {
                 **grouping.run(args.data, model=routing_model(args), sample=args.sample),
+                "small": grouping.run_small(args.data),
                 "scale": grouping.run_scale(grouping.SCALE[:1] if args.quick else grouping.SCALE),
             },
             show_grouping,

@@ -140,3 +140,49 @@ def test_the_scale_case_groups_tools_that_all_read_alike_and_shows_a_table() -> 
     table = show_grouping({"scale": rows}).splitlines()
     assert table[0] == "scale, tools that all read alike (every pair a tie):"
     assert table[4].startswith("| 60    | identical    | 8          | 12      |")
+
+
+SMALL_SERVERS = {
+    "weather": [
+        ("forecast", "Weather forecast for a city, with rain and wind."),
+        ("rain_radar", "Rain radar and precipitation map of a city."),
+        ("sunrise", "Sunrise and sunset times of a city."),
+    ],
+    "music": [
+        ("find_songs", "Find songs of an artist in the music catalog."),
+        ("lyrics", "Lyrics of a song of an artist."),
+        ("top_songs", "The most played songs in the music charts."),
+    ],
+    "mail": [
+        ("send_mail", "Send an email message to a recipient address."),
+        ("inbox", "The newest email messages of the inbox."),
+        ("mail_search", "Search email messages by sender address."),
+    ],
+    "short": [("one", "A server of one tool is never drawn.")],
+}
+
+
+def test_small_sets_mix_a_few_servers_and_the_demo_is_scored_against_its_shipping_grouping(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.run import show_grouping
+
+    (tmp_path / "sealtools").mkdir()
+    with (tmp_path / "sealtools" / "catalog.jsonl").open("w") as out:
+        for server, tools in SMALL_SERVERS.items():
+            for name, description in tools:
+                entry = {"id": f"{server}::{name}", "name": name, "description": description}
+                out.write(json.dumps({**entry, "group": server, "input_schema": None}) + "\n")
+    sets = grouping.small_sets(tmp_path, "sealtools", range(5))
+    assert len(sets) == 5
+    for entries in sets:  # three servers of three tools each, never the one-tool server
+        assert len(entries) == 9 and {e["group"] for e in entries} == {"weather", "music", "mail"}
+    assert grouping.small_sets(tmp_path, "sealtools", range(5)) == sets  # the same every time
+    result = grouping.run_small(tmp_path, split="tune")
+    assert result["sets"]["sealtools"]["sets"] == len(grouping.SMALL_SEEDS["tune"])
+    assert result["sets"]["sealtools"]["mean_ari"] == 1.0  # three topics in different words
+    demo = result["sets"]["demo"]
+    assert demo["mean_ari"] >= 0.6 and len(demo["names"]) == 4
+    shown = show_grouping({"small": result})
+    assert "small sets, every tool on its own (tune split)" in shown
+    assert "| sealtools  | 25   | 1.000    | 1.000  | 100%" in shown
