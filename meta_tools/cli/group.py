@@ -125,8 +125,7 @@ def group(
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         found, sources = anyio.run(lambda: _collect(loaded, load_tools(tools)))
         placed = _placed(err, loaded, found) if kept else {}
-        grouped = {t.name for members in placed.values() for t in members}
-        rest = [(t, s) for t, s in zip(found, sources, strict=True) if t.name not in grouped]
+        rest = _in_none(found, sources, placed)
         if only_ungrouped and not rest:
             _emit({**sections, **kept}, write, force=force)
             err.print(
@@ -217,6 +216,14 @@ def _placed(
                 soft_wrap=True,
             )
     return placed
+
+
+def _in_none(
+    found: list[BaseTool], sources: list[str], placed: dict[str, list[BaseTool]]
+) -> list[tuple[BaseTool, str]]:
+    """The tools no category holds, each with its MCP server ("" if none), in their order."""
+    grouped = {t.name for members in placed.values() for t in members}
+    return [(t, s) for t, s in zip(found, sources, strict=True) if t.name not in grouped]
 
 
 def _emit(config: dict[str, Any], write: Path | None, *, force: bool) -> None:

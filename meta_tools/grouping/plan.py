@@ -84,19 +84,25 @@ def closer_to_kept(
     categories are kept as written, so `meta-tools group --only-ungrouped` says this
     rather than moving the tool there.
     """
+    if not kept or not drafts:
+        return []
     terms = [tool_terms(t) for t in tools]
     rows = TermSpace.fit(terms).vectors(terms)
     row = {t.name: rows[i] for i, t in enumerate(tools)}
     centres = {
-        name: _summed([row[t.name] for t in members if t.name in row])
+        name: total
         for name, members in kept.items()
+        if (total := _summed([row[t.name] for t in members if t.name in row])) is not None
     }
     found: list[tuple[str, str]] = []
     for draft in drafts:
+        if (whole := _summed([row[n] for n in draft.tools])) is None:
+            continue
         for name in draft.tools:
-            others = _summed([row[n] for n in draft.tools if n != name])
-            own = _cosine(row[name], others) if others is not None else 0.0
-            scores = {c: _cosine(row[name], v) for c, v in centres.items() if v is not None}
+            # the draft's other tools are its sum less this one; a lone tool has none (its
+            # sum less itself would be rounding noise, not zero)
+            own = _cosine(row[name], whole - row[name]) if len(draft.tools) > 1 else 0.0
+            scores = {c: _cosine(row[name], v) for c, v in centres.items()}
             best = max(scores, key=lambda c: scores[c], default=None)
             if best is not None and scores[best] > own and scores[best] > 0:
                 found.append((name, best))
