@@ -538,7 +538,7 @@ def _gathered(data: Any) -> Any:
     if not isinstance(data, Mapping):
         return data
     if "categories" in data and not _category_shaped(data["categories"]):
-        return data
+        return {k: v for k, v in data.items() if k not in _IGNORED}
     sections = {k: v for k, v in data.items() if k in SECTIONS}
     categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
     return {**sections, "categories": categories}

@@ -202,6 +202,13 @@ def test_an_editor_schema_pointer_is_not_a_category() -> None:
     assert list(config.categories) == ["A"]
 
 
+def test_a_schema_pointer_and_a_comment_are_ignored_beside_categories_nested_or_not() -> None:
+    notes = {"$schema": "./meta-tools.schema.json", "$comment": ["for people"]}
+    category = {"A": {"description": "a", "tools": ["x"]}}
+    for data in ({**notes, **category}, {**notes, "categories": category}):
+        assert list(MetaToolsConfig.from_data(data).categories) == ["A"]
+
+
 def test_an_mcp_server_with_a_command_and_no_transport_is_a_stdio_server() -> None:
     config = MetaToolsConfig.from_data(
         {

@@ -120,14 +120,14 @@ def group(
         if there is not None and not (force and there.replaceable):  # before any work
             hint = f"{there.hint}, or choose another file" if there.replaceable else there.hint
             fail(there.describe(quoted=False), hint)
-        sections, kept, loaded = _read(config, keep=only_ungrouped)
+        sections, kept, nested, loaded = _read(config, keep=only_ungrouped)
         # Small matrices: BLAS threads only contend with each other on a busy machine.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         found, sources = anyio.run(lambda: _collect(loaded, load_tools(tools)))
         placed = _placed(err, loaded, found) if kept else {}
         rest = _in_none(found, sources, placed)
         if only_ungrouped and not rest:
-            _emit({**sections, **kept}, write, force=force)
+            _emit(_laid_out(sections, kept, nested=nested), write, force=force)
             err.print(
                 f"every tool is in one of your {_count(len(kept), 'category')}, so nothing was"
                 f" grouped; the config is {_where(write)} unchanged.",
@@ -149,7 +149,8 @@ def group(
             drafts, more = anyio.run(lambda: name_with_model(model, drafts, by_name))
             drafts = named_apart(drafts, taken=kept)  # the model knows nothing of yours
             notes += more
-        _emit(config_with(drafts, {**sections, **kept}), write, force=force)
+        proposal = {**kept, **config_with(drafts, {})}
+        _emit(_laid_out(sections, proposal, nested=nested), write, force=force)
         notes += [_reads_like(t, c) for t, c in closer_to_kept(drafts, placed, found)]
         for note in notes:
             err.print(f"[yellow]note:[/] {shown(note)}", soft_wrap=True)
@@ -168,9 +169,11 @@ def group(
         )
 
 
-def _read(path: Path, *, keep: bool) -> tuple[dict[str, Any], dict[str, Any], MetaToolsConfig]:
-    """The file's sections and, with `keep`, its categories, both as written (`${VAR}` kept);
-    and the config.
+def _read(
+    path: Path, *, keep: bool
+) -> tuple[dict[str, Any], dict[str, Any], bool, MetaToolsConfig]:
+    """The file's sections and, with `keep`, its categories, both as written (`${VAR}` kept),
+    whether it holds them under `"categories"`, and the config.
 
     Without `keep` the file's own categories are replaced by the proposal, so they are
     neither returned nor checked (the config has one catch-all category instead).
@@ -180,7 +183,7 @@ def _read(path: Path, *, keep: bool) -> tuple[dict[str, Any], dict[str, Any], Me
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]
         )
-    sections = {k: v for k, v in raw.items() if k in SECTIONS or k == "$schema"}
+    sections = {k: v for k, v in raw.items() if k in SECTIONS or k in _NOT_CATEGORIES}
     kept = _categories_as_written(raw) if keep else {}
     data = (
         raw
@@ -188,15 +191,27 @@ def _read(path: Path, *, keep: bool) -> tuple[dict[str, Any], dict[str, Any], Me
         else {**sections, "categories": {_ALL: {"description": "every tool", "tools": ["*"]}}}
     )
     loaded = MetaToolsConfig.from_data(data, source=str(path), base_dir=str(path.parent))
-    return sections, kept, loaded
+    return sections, kept, keep and _nested(raw), loaded
 
 
 def _categories_as_written(raw: dict[str, Any]) -> dict[str, Any]:
     """The file's categories, top-level or under `"categories"`, as the JSON has them."""
-    nested = raw.get("categories")
-    if isinstance(nested, dict) and not {"description", "tools"} & nested.keys():
-        return dict(nested)
+    if _nested(raw):
+        return dict(raw["categories"])
     return {k: v for k, v in raw.items() if k not in SECTIONS and k not in _NOT_CATEGORIES}
+
+
+def _nested(raw: Any) -> bool:
+    """Whether the file holds its categories under `"categories"` rather than at the top."""
+    inner = raw.get("categories") if isinstance(raw, dict) else None
+    return isinstance(inner, dict) and not {"description", "tools"} & inner.keys()
+
+
+def _laid_out(
+    sections: dict[str, Any], categories: dict[str, Any], *, nested: bool
+) -> dict[str, Any]:
+    """The config file: its sections, then the categories where the file had them."""
+    return {**sections, "categories": categories} if nested else {**sections, **categories}
 
 
 def _placed(

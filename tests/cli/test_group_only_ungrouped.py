@@ -159,3 +159,26 @@ def test_only_ungrouped_lets_the_model_name_only_the_new_categories_never_as_you
     (request,) = llm_server.requests
     asked = json.dumps(request.body["messages"])
     assert "search_files" in asked and "list_files" not in asked  # only the new drafts
+
+
+def test_only_ungrouped_keeps_a_comment_and_categories_nested_under_categories(
+    tmp_path: Path,
+) -> None:
+    config = {
+        "$comment": "hand-made on Monday",
+        "mcp_servers": {"demo": DEMO_SERVER},
+        "categories": {"Files": FILES, "Dates": DATES},
+    }
+    (tmp_path / "Meta_tool_config.json").write_text(json.dumps(config))
+    done = meta_tools(tmp_path, "group", "--only-ungrouped", "--no-model")
+    assert done.returncode == 0, done.stderr
+    proposal = json.loads(done.stdout)
+    assert list(proposal) == ["$comment", "mcp_servers", "categories"]
+    assert proposal["$comment"] == config["$comment"]
+    grouped = proposal["categories"]
+    assert list(grouped)[:2] == ["Files", "Dates"] and len(grouped) > 2  # new ones after yours
+    assert (grouped["Files"], grouped["Dates"]) == (FILES, DATES)
+    checked = meta_tools(tmp_path, "group", "--only-ungrouped", "--no-model", "-w", "again.json")
+    assert checked.returncode == 0, checked.stderr
+    valid = meta_tools(tmp_path, "validate", "again.json")
+    assert valid.returncode == 0, valid.stdout + valid.stderr
