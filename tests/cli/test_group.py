@@ -7,14 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import Client
-from mcp.types import Tool
 
-from benchmarks.grouping import adjusted_rand_index
+from benchmarks.grouping import adjusted_rand_index, demo_tools
 from meta_tools._text import slugify
-from meta_tools.demo.server import build_server
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 
@@ -32,16 +28,6 @@ def meta_tools(folder: Path, *args: str, env: dict[str, str] | None = None) -> A
         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})},
         timeout=120,
     )
-
-
-def demo_tools() -> list[Tool]:
-    """The demo server's tools as an MCP client lists them (in memory)."""
-
-    async def listed() -> list[Tool]:
-        async with Client(build_server(REPO)) as client:
-            return list((await client.list_tools()).tools)
-
-    return anyio.run(listed)
 
 
 def categories(config: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +254,7 @@ def test_group_k4_on_the_demo_agrees_with_the_shipped_grouping_and_reads_as_sent
     got = {t: name for name, c in proposal.items() for t in c["tools"]}
     tools = sorted(home)
     assert adjusted_rand_index([home[t] for t in tools], [got[t] for t in tools]) >= 0.6
-    described = {t.name: t.description or "" for t in demo_tools()}
+    described = {t.name: t.description for t in demo_tools()[0]}
     for name, category in proposal.items():
         # named by what the tools act on, never by an action any tool performs
         assert not {"Convert", "Describe", "Search", "List", "Read", "Count"} & set(name.split())

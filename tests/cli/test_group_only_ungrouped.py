@@ -3,17 +3,12 @@ the config's categories kept as written, only the tools in none of them grouped.
 
 import fnmatch
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import Client
-
+from benchmarks.grouping import demo_tools
 from meta_tools._text import slugify
-from meta_tools.demo.server import build_server
-from tests.cli_process import meta_tools_command
+from tests.cli.test_group import meta_tools as run_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 
 REPO = Path(__file__).parents[2]
@@ -28,24 +23,11 @@ DATES = {"description": "Date arithmetic and what a date is.", "tools": ["*date*
 
 
 def meta_tools(folder: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return subprocess.run(
-        [*meta_tools_command(), *args],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PROJECT": "demo", **(env or {})},
-        timeout=120,
-    )
+    return run_command(folder, *args, env={"PROJECT": "demo", **(env or {})})
 
 
 def demo_tool_names() -> list[str]:
-    """The demo server's tools as an MCP client lists them (in memory)."""
-
-    async def listed() -> list[str]:
-        async with Client(build_server(REPO)) as client:
-            return [t.name for t in (await client.list_tools()).tools]
-
-    return anyio.run(listed)
+    return [t.name for t in demo_tools()[0]]
 
 
 def write_config(folder: Path, categories: dict[str, Any]) -> dict[str, Any]:
