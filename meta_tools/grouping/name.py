@@ -32,6 +32,16 @@ _GENERAL = frozenset(
 )
 
 
+# Words that say how, not what: they would make a poor name (`Memory & Including`).
+_FILLER = frozenset(
+    analyze(
+        "another various several specific given including include within using based new"
+        " every many one two three first second simple different multiple available related"
+        " like"
+    )
+)
+
+
 @dataclass(frozen=True)
 class Draft:
     """A proposed category as the config will hold it."""
@@ -47,8 +57,10 @@ def distinctive_words(
 ) -> list[str]:
     """The words of their names and descriptions that set group `index` apart, best first.
 
-    `objects`: the words for a name, what the tools act on: not the actions any tool
-    performs (`search`, `convert`). A word's weight is the share of the group's tools that
+    `objects`: the words for a name. For tools placed one by one (`Grouping.loose`),
+    what they act on: not the actions any tool performs (`search`, `convert`), nor words
+    that say how (`including`). A group of whole servers keeps them, as it was grouped
+    with them (a search engine searches). A word's weight is the share of the group's tools that
     say it times `log(1 + n/df)`; `log(n/df)`, which favours rarer words, routed worse
     (LiveMCPBench by-topic Recall@1 0.858 against 0.860).
     """
@@ -64,6 +76,7 @@ def distinctive_words(
     # description ends "Note that the provided function is in Python 3 syntax") tells
     # no group apart; a lone group is named by the words its tools share most
     floor = 2 if len(members) > 2 else 1
+    plain = objects and any(p in grouping.loose for p in members)
     alone = len(grouping.groups) == 1
     scores = {
         term: (share / len(members)) * (1.0 if alone else math.log(1 + count / overall[term]))
@@ -72,7 +85,7 @@ def distinctive_words(
         and term.isalpha()
         and len(term) > 2
         and term not in _GENERAL
-        and not (objects and term in ACTIONS)
+        and not (plain and (term in ACTIONS or term in _FILLER))
         and (alone or overall[term] < count)
     }
     ranked = sorted(scores, key=lambda t: (-scores[t], t))

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..tools.base import BaseTool
-from .features import TermSpace, tool_terms
+from .features import TermSpace, tool_terms, without_actions
 from .name import Draft, draft_from_words, unique_names
 from .propose import by_server, by_topic
 
@@ -78,7 +78,8 @@ def closer_to_kept(
 ) -> list[tuple[str, str]]:
     """(tool, kept category) for each drafted tool whose text is closer to that category.
 
-    Closer: the cosine of the tool's TF-IDF vector (over all `tools`) with the summed
+    Closer: the cosine of the tool's TF-IDF vector (over all `tools`, without the actions
+    any tool performs: `describe_numbers` is not like `describe_date`) with the summed
     vectors of the kept category's tools beats the one with the summed vectors of the
     other tools of its draft (none: any positive likeness counts). The user's own
     categories are kept as written, so `meta-tools group --only-ungrouped` says this
@@ -86,7 +87,7 @@ def closer_to_kept(
     """
     if not kept or not drafts:
         return []
-    terms = [tool_terms(t) for t in tools]
+    terms = [without_actions(tool_terms(t)) for t in tools]  # what they act on
     rows = TermSpace.fit(terms).vectors(terms)
     row = {t.name: rows[i] for i, t in enumerate(tools)}
     centres = {

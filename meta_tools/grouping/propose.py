@@ -25,6 +25,8 @@ class Grouping:
     """Each tool's terms: name, description and parameter names (what it is grouped by)."""
     said: list[frozenset[str]]
     """Each tool's terms from its name and description only (what it is named by)."""
+    loose: frozenset[int] = frozenset()
+    """The tools placed one by one though their source has others (`_one_by_one`)."""
     said_by: Counter[str] = field(default_factory=Counter)
     """How many tools say each term (filled from `said`)."""
 
@@ -72,7 +74,7 @@ def by_topic(
     groups: dict[int, list[int]] = {}
     for position, label in enumerate(labels):
         groups.setdefault(label, []).append(position)
-    return Grouping(list(groups.values()), space, terms, _said(tools))
+    return Grouping(list(groups.values()), space, terms, _said(tools), frozenset(loose))
 
 
 def _one_by_one(units: list[list[int]], sources: Sequence[str]) -> set[int]:

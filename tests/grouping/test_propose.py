@@ -224,3 +224,23 @@ def test_a_whole_server_keeps_its_actions_which_may_be_what_it_is_for() -> None:
         ["news_search", "web_search"],
         ["song_chords", "song_lyrics"],
     ]
+    # and is named with them; the same tools placed one by one are named by their objects
+    drafts = draft_categories(tools, ["web", "songs-a", "news", "songs-b"], k=2)
+    assert drafts[0].name == "Search & Articles"
+    assert draft_categories(tools, [""] * 4, k=2)[0].name == "Articles & News"
+
+
+def test_a_new_tool_reads_like_a_kept_category_by_what_it_acts_on_not_by_its_verb() -> None:
+    from meta_tools.grouping.name import Draft
+    from meta_tools.grouping.plan import closer_to_kept
+
+    describe_date = sample_tool("describe_date", "Describe and show a date.", "date")
+    numbers = [
+        sample_tool("describe_numbers", "Describe and show a list.", "values"),
+        sample_tool("mean_value", "Mean of values.", "values"),
+    ]
+    shift_date = sample_tool("shift_date", "Move a date by days and weeks.", "date")
+    draft = Draft("Numbers", "", "", ("describe_numbers", "mean_value", "shift_date"))
+    tools = [describe_date, *numbers, shift_date]
+    found = closer_to_kept([draft], {"Dates": [describe_date]}, tools)
+    assert found == [("shift_date", "Dates")]
