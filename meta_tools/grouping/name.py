@@ -2,8 +2,10 @@
 
 A group's words are the terms that are frequent among its tools and rare
 among the others (a class-based TF-IDF), shown in the form the tools use them.
-The name is the first two, the description lists more of them and a few
-tools, the usage notes name the inputs the tools share and where they come from.
+The name is the first two. The description of a small group says what each
+tool does, in its own first words; a large group's lists more of the words and
+a few tools. The usage notes name the inputs the tools share and where they
+come from.
 """
 
 from __future__ import annotations
@@ -58,11 +60,13 @@ def distinctive_words(
     """The words of their names and descriptions that set group `index` apart, best first.
 
     `objects`: the words for a name. For tools placed one by one (`Grouping.loose`),
-    what they act on: not the actions any tool performs (`search`, `convert`), nor words
-    that say how (`including`). A group of whole servers keeps them, as it was grouped
-    with them (a search engine searches). A word's weight is the share of the group's tools that
-    say it times `log(1 + n/df)`; `log(n/df)`, which favours rarer words, routed worse
-    (LiveMCPBench by-topic Recall@1 0.858 against 0.860).
+    what they act on: not the actions any tool performs (`search`, `convert`), nor
+    words that say how (`including`). A group of whole servers keeps them, as it was
+    grouped with them (a search engine searches).
+
+    A word's weight is the share of the group's tools that say it times
+    `log(1 + n/df)`; `log(n/df)`, which favours rarer words, routed worse (LiveMCPBench
+    by-topic Recall@1 0.858 against 0.860).
     """
     members = grouping.groups[index]
     said = grouping.said
@@ -104,7 +108,7 @@ def draft_from_words(
 ) -> Draft:
     """A name, a description and usage notes written from the group's tools.
 
-    The name is the two words that best say what the tools act on (`Files & Folders`).
+    The name is the two words that best set the group apart (`File & Folder`).
     A small group's description says what each tool does in its description's first
     words (`list the files and folders in a sandbox folder; read a text file...`). A
     large one's cannot, so it lists the words that set it apart, then a few tools.

@@ -244,3 +244,27 @@ def test_a_new_tool_reads_like_a_kept_category_by_what_it_acts_on_not_by_its_ver
     tools = [describe_date, *numbers, shift_date]
     found = closer_to_kept([draft], {"Dates": [describe_date]}, tools)
     assert found == [("shift_date", "Dates")]
+
+
+def test_a_small_groups_description_takes_each_tools_first_clause_cut_short() -> None:
+    tools = [
+        sample_tool(
+            "route_planner",
+            "Plan a route between two places by car, bike, train, bus, ferry, plane, foot,"
+            " scooter or any other way. Returns steps.",
+            "start",
+        ),
+        sample_tool(
+            "hot_news",
+            "获取网易新闻热点榜，包含时政要闻、社会事件、财经资讯、科技动态及娱乐体育的全方位中文新闻资讯",
+            "start",
+        ),
+        sample_tool("weather_now", "Current weather: temperature and wind (metric).", "start"),
+    ]
+    (draft,) = draft_categories(tools, [""] * 3, k=1)
+    gists = draft.description.split(": ", 1)[1].rstrip(".").split("; ")
+    assert gists == [
+        "plan a route between two places by car, bike, train, bus, ferry",  # 12 words, at a comma
+        "获取网易新闻热点榜",  # Chinese: cut at its own comma
+        "current weather",  # cut at the colon
+    ]
