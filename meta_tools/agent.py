@@ -36,7 +36,7 @@ from .llm.text_calls import TextCalls
 from .llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from .rounds import read_reply, repeat_verdict, reply_note
 from .router.manager import ANY_CATEGORY, MetaManager
-from .turn_trace import TurnTrace
+from .turn_trace import Reached, TurnTrace
 
 __all__ = [
     "AgentStep",
@@ -280,16 +280,22 @@ class MainAgent:
         """
         tracer = self.meta.tracer
         if tracer is None:
-            return await self._ask(text, self.model, on_step)
+            answer, _reached = await self._ask(text, self.model, on_step)
+            return answer
         redactor = self.meta.redactor
         async with tracer.turn(
             text, agent=self.name, session=self.session, redactor=redactor
         ) as trace:
-            answer = await self._ask(text, trace.model(self.model), _traced(trace, on_step))
-            trace.answered(answer)
+            answer, reached = await self._ask(
+                text, trace.model(self.model), _traced(trace, on_step)
+            )
+            trace.answered(answer, reached)
             return answer
 
-    async def _ask(self, text: str, model: ChatModel, on_step: StepSink | None) -> str:
+    async def _ask(
+        self, text: str, model: ChatModel, on_step: StepSink | None
+    ) -> tuple[str, Reached]:
+        """The turn's answer, and how it was reached (for its trace)."""
         guards = self.guards
         counts = GuardCounts()
         turn = [Message(role="user", content=text)]
@@ -362,8 +368,10 @@ class MainAgent:
                 break
             if verdict == "answer":
                 turn.append(Message(role="user", content=guards.text("repeat_rounds")))
+        reached: Reached = "answered"
         if answer is None:
             # Out of rounds: ask for an answer with no tools offered.
+            reached = "out_of_rounds"
             turn.append(Message(role="user", content="Answer now with what you have."))
             reply = await model.complete(ChatRequest(messages=[system, *history, *turn]))
             answer = (reply.text or "").strip()
@@ -378,9 +386,11 @@ class MainAgent:
             answer = "\n".join(
                 dict.fromkeys(f"{r.category}: {r.question or r.summary}" for r in results)
             )
+            if reached == "answered":
+                reached = "from_results"
         turn.append(Message(role="assistant", content=answer))
         self._turns.append(turn)
-        return answer
+        return answer, reached
 
     def _told_target(
         self,

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from ._redaction import Redactor
 from ._text import clipped
+from .category.events import TraceRecord
 from .category.result import CategoryResult
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, ToolCall
@@ -47,21 +48,16 @@ _MAX_NAMES = 32
 #: category results (the model said nothing, or numbers no result holds); out of
 #: rounds (asked to answer with no tools); no answer; the model failed; cancelled.
 Outcome = Literal["answered", "from_results", "out_of_rounds", "no_answer", "failed", "cancelled"]
+#: How the main agent's loop came to its answer (what `Outcome` says of an answer).
+Reached = Literal["answered", "from_results", "out_of_rounds"]
 
 
 @dataclass(frozen=True, slots=True)
-class TurnEvent:
+class TurnEvent(TraceRecord):
     """Common fields: which turn, and the main agent's LLM call it came after (0: none yet)."""
 
     run_id: str
     round: int
-
-    @property
-    def kind(self) -> str:
-        return _KINDS[type(self)]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"event": self.kind, **asdict(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +125,6 @@ class TurnFinished(TurnEvent):
     error: str | None = None
 
 
-_KINDS: dict[type[TurnEvent], str] = {
-    TurnStarted: "turn_started",
-    AgentReplied: "agent_replied",
-    CategoryAsked: "category_asked",
-    CategoryAnswered: "category_answered",
-    TurnFinished: "turn_finished",
-}
-
 Write = Callable[[TurnEvent], Awaitable[None]]
 
 
@@ -162,9 +150,8 @@ class TurnTrace:
         self._tool_calls = 0
         self._prompt_tokens = 0
         self._completion_tokens = 0
-        self._last_text = ""
-        self._last_offered = True
         self._answer: str | None = None
+        self._reached: Reached = "answered"
 
     def _text(self, text: str) -> str:
         return clipped(self._redactor.text(text), TEXT_CHARS)
@@ -189,13 +176,11 @@ class TurnTrace:
     ) -> None:
         """Record one call of the main agent's model: its reply, or the `error` instead."""
         self._round += 1
-        self._last_offered = bool(request.tools)
         usage = reply.usage if reply is not None else None
         prompt, completion = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
         self._prompt_tokens += prompt
         self._completion_tokens += completion
         text = None if reply is None or reply.text is None else self._text(reply.text)
-        self._last_text = (reply.text or "").strip() if reply is not None else ""
         await self._write(
             AgentReplied(
                 self.run_id,
@@ -262,9 +247,9 @@ class TurnTrace:
             )
         )
 
-    def answered(self, answer: str) -> None:
-        """Note the turn's answer, recorded when it finishes."""
-        self._answer = answer
+    def answered(self, answer: str, reached: Reached = "answered") -> None:
+        """Note the turn's answer and how the loop came to it, recorded when it finishes."""
+        self._answer, self._reached = answer, reached
 
     async def finish(self, error: BaseException | None = None) -> None:
         """Record how the turn ended: with the answer noted, or with `error`."""
@@ -273,12 +258,8 @@ class TurnTrace:
             outcome = "failed" if isinstance(error, Exception) else "cancelled"
         elif not self._answer:
             outcome = "no_answer"
-        elif not self._last_offered:
-            outcome = "out_of_rounds"
-        elif self._answer not in self._last_text:  # reading its calls may strip some text
-            outcome = "from_results"
         else:
-            outcome = "answered"
+            outcome = self._reached
         why = None
         if isinstance(error, Exception):
             why = self._text(f"{type(error).__name__}: {error}")

@@ -393,6 +393,28 @@ async def test_a_main_agent_turn_is_traced_with_what_was_offered_called_retried_
     assert {line["turn_id"] for line in runs} == {turn_id}
 
 
+async def test_a_turn_says_when_its_answer_came_from_the_results_or_after_its_rounds(
+    tmp_path: Path,
+) -> None:
+    meta = three_categories()
+    meta.tracer = Tracer(jsonl=tmp_path / "trace.jsonl", otel=False)
+    weather = AssistantTurn(tool_calls=[ToolCall(id="w1", name="weather", arguments=WEATHER)])
+    # The model says nothing after its call: the router answers with the result.
+    silent = MainAgent(ScriptedModel([weather, AssistantTurn(text="")]), meta)
+    assert await silent.ask("Weather in Paris?") == "Weather: Paris: 18 C, dry."
+    # One round only: the model answers when asked to, with no tools offered.
+    brief = ScriptedModel([weather, AssistantTurn(text="Dry, 18 C.")])
+    assert await MainAgent(brief, meta, max_rounds=1).ask("Weather in Paris?") == "Dry, 18 C."
+    await meta.tracer.aclose()
+    finished = [
+        line for line in read_lines(tmp_path / "trace.jsonl") if line["event"] == "turn_finished"
+    ]
+    assert [(line["outcome"], line["llm_calls"]) for line in finished] == [
+        ("from_results", 2),
+        ("out_of_rounds", 2),
+    ]
+
+
 async def test_each_turn_has_its_own_id_and_counts_and_calls_outside_a_turn_carry_none(
     tmp_path: Path,
 ) -> None:

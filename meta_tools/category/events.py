@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 __all__ = [
@@ -15,23 +17,35 @@ __all__ = [
     "RunStarted",
     "ToolFinished",
     "ToolsSelected",
+    "TraceRecord",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class RunEvent:
+class TraceRecord:
+    """A line of a trace: its `kind` is its class's name in snake case (`RunStarted`:
+    `run_started`), and `as_dict` gives it with its fields."""
+
+    @property
+    def kind(self) -> str:
+        return _snake_case(type(self).__name__)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, **asdict(self)}
+
+
+@cache
+def _snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent(TraceRecord):
     """Common fields: which run, of which category, at which round."""
 
     run_id: str
     category: str
     round: int
-
-    @property
-    def kind(self) -> str:
-        return _KINDS[type(self)]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"event": self.kind, **asdict(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +107,5 @@ class RunFinished(RunEvent):
     completion_tokens: int = 0
     error: str | None = None  # a failed run's summary: what went wrong (redacted)
 
-
-_KINDS: dict[type[RunEvent], str] = {
-    RunStarted: "run_started",
-    ToolsSelected: "tools_selected",
-    ToolFinished: "tool_finished",
-    ModelCalled: "model_called",
-    Evaluated: "evaluated",
-    RunFinished: "run_finished",
-}
 
 EventSink = Callable[[RunEvent], Awaitable[None]]
