@@ -68,6 +68,7 @@ __all__ = [
     "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
+    "categories_as_written",
     "category_name_problems",
     "check_shape",
     "expand_env",
@@ -540,8 +541,16 @@ def _gathered(data: Any) -> Any:
     if "categories" in data and not _category_shaped(data["categories"]):
         return {k: v for k, v in data.items() if k not in _IGNORED}
     sections = {k: v for k, v in data.items() if k in SECTIONS}
-    categories = {k: v for k, v in data.items() if k not in sections and k not in _IGNORED}
-    return {**sections, "categories": categories}
+    return {**sections, "categories": categories_as_written(data)[0]}
+
+
+def categories_as_written(data: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A config file's categories as its JSON has them, and whether they are nested under
+    `categories` (rather than each a top-level key that is no section)."""
+    inner = data.get("categories")
+    if isinstance(inner, Mapping) and not _category_shaped(inner):
+        return dict(inner), True
+    return {k: v for k, v in data.items() if k not in SECTIONS and k not in _IGNORED}, False
 
 
 def _category_shaped(value: Any) -> bool:

@@ -12,7 +12,7 @@ import anyio
 import typer
 from rich.console import Console
 
-from ..config import SECTIONS, CategoryConfig, MetaToolsConfig, read_json
+from ..config import SECTIONS, CategoryConfig, MetaToolsConfig, categories_as_written, read_json
 from ..exceptions import ConfigError, ModelError
 from ..grouping.check import CategoryView, check_grouping
 from ..grouping.model_names import name_with_model
@@ -43,7 +43,6 @@ from .terminal import printable_json, shown
 __all__ = ["group"]
 
 _ALL = "(every tool)"
-_NOT_CATEGORIES = ("$schema", "$comment")
 
 
 @app.command()
@@ -183,28 +182,17 @@ def _read(
         raise ConfigError(
             str(path), [f"$: the top level must be a JSON object, got {type(raw).__name__}"]
         )
-    sections = {k: v for k, v in raw.items() if k in SECTIONS or k in _NOT_CATEGORIES}
-    kept = _categories_as_written(raw) if keep else {}
+    written, nested = categories_as_written(raw)
+    inside = {"categories"} if nested else set(written)
+    sections = {k: v for k, v in raw.items() if k not in inside}
+    kept = written if keep else {}
     data = (
         raw
         if kept
         else {**sections, "categories": {_ALL: {"description": "every tool", "tools": ["*"]}}}
     )
     loaded = MetaToolsConfig.from_data(data, source=str(path), base_dir=str(path.parent))
-    return sections, kept, keep and _nested(raw), loaded
-
-
-def _categories_as_written(raw: dict[str, Any]) -> dict[str, Any]:
-    """The file's categories, top-level or under `"categories"`, as the JSON has them."""
-    if _nested(raw):
-        return dict(raw["categories"])
-    return {k: v for k, v in raw.items() if k not in SECTIONS and k not in _NOT_CATEGORIES}
-
-
-def _nested(raw: Any) -> bool:
-    """Whether the file holds its categories under `"categories"` rather than at the top."""
-    inner = raw.get("categories") if isinstance(raw, dict) else None
-    return isinstance(inner, dict) and not {"description", "tools"} & inner.keys()
+    return sections, kept, keep and nested, loaded
 
 
 def _laid_out(
