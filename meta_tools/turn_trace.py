@@ -22,13 +22,14 @@ from typing import Literal
 
 from ._redaction import Redactor
 from ._text import clipped
-from .category.events import TraceRecord
+from .category.events import TraceRecord, record_kind
 from .category.result import CategoryResult
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, ToolCall
 
 __all__ = [
     "TEXT_CHARS",
+    "TURN_EVENTS",
     "AgentReplied",
     "CategoryAnswered",
     "CategoryAsked",
@@ -124,6 +125,12 @@ class TurnFinished(TurnEvent):
     duration_s: float = 0.0
     error: str | None = None
 
+
+#: The `event` of every line a turn writes; a trace's other lines are its category runs'.
+TURN_EVENTS = frozenset(
+    record_kind(record)
+    for record in (TurnStarted, AgentReplied, CategoryAsked, CategoryAnswered, TurnFinished)
+)
 
 Write = Callable[[TurnEvent], Awaitable[None]]
 

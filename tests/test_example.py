@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from meta_tools.cli.app import app
 from meta_tools.cli.offline_demo import DEMO, demo_config
-from meta_tools.cli.trace import TURN_EVENTS
 from meta_tools.config import MetaToolsConfig
+from meta_tools.turn_trace import TURN_EVENTS
 from tests.cli.test_app import CATEGORIES, TOOLS_MODULE
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import (

@@ -18,6 +18,7 @@ __all__ = [
     "ToolFinished",
     "ToolsSelected",
     "TraceRecord",
+    "record_kind",
 ]
 
 
@@ -28,10 +29,15 @@ class TraceRecord:
 
     @property
     def kind(self) -> str:
-        return _snake_case(type(self).__name__)
+        return record_kind(type(self))
 
     def as_dict(self) -> dict[str, Any]:
         return {"event": self.kind, **asdict(self)}
+
+
+def record_kind(record: type[TraceRecord]) -> str:
+    """The `kind` of a record class (`RunStarted`: `run_started`), its trace lines' `event`."""
+    return _snake_case(record.__name__)
 
 
 @cache

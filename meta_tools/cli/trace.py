@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..exceptions import MetaToolsError
+from ..turn_trace import TURN_EVENTS
 
 __all__ = [
-    "TURN_EVENTS",
     "TraceEvent",
     "TraceFile",
     "TraceFileError",
@@ -33,10 +33,6 @@ __all__ = [
 ]
 
 _MAX_WARNINGS = 10
-#: The events a main agent's turn writes (`meta_tools.turn_trace`); the others are a category run's.
-TURN_EVENTS = frozenset(
-    {"turn_started", "agent_replied", "category_asked", "category_answered", "turn_finished"}
-)
 
 
 class TraceFileError(MetaToolsError):

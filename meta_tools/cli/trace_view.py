@@ -80,7 +80,7 @@ def print_trace(
         count = trace.skipped_lines
         raise TraceFileError(
             f"{str(path)!r} holds no category run that could be read"
-            f" ({count} line{'s' if count != 1 else ''} skipped)"
+            f" ({counted(count, 'line')} skipped)"
         )
     if not trace.runs and not trace.turns:
         raise TraceFileError(f"{str(path)!r} holds no category run; write one with --trace")
@@ -193,7 +193,7 @@ def _warn(err: Console, trace: TraceFile) -> None:
         err.print(f"[yellow]warning:[/] {shown(note)}", soft_wrap=True)
     if trace.skipped_lines > len(trace.skipped):
         more = trace.skipped_lines - len(trace.skipped)
-        err.print(f"[yellow]warning:[/] {more} more line{'s' if more != 1 else ''} skipped")
+        err.print(f"[yellow]warning:[/] {counted(more, 'more line')} skipped")
 
 
 def _turn_tree(turn: TraceTurn, full: bool) -> Tree:

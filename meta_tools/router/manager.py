@@ -219,8 +219,10 @@ class MetaManager(AsyncCloseable):
     def model(self) -> ChatModel:
         """The model the config's categories run on: a main agent may run on it too.
 
-        The one built from the config's `model` section (followed across reloads), or the
-        one passed to `from_config`.
+        The one built from the config's `model` section, or the one passed to
+        `from_config`. A reload that changes the `model` section builds a new one and
+        closes the old once its calls end, so read this again after `reload` (a
+        `MainAgent` made before it keeps the old, closed model).
 
         Raises:
             ModelError: the router was built from categories in code (give a model yourself).

@@ -149,6 +149,19 @@ def test_summary_prints_one_line_per_run_newest_first(tmp_path: Path) -> None:
     ]
 
 
+def test_a_turn_without_its_category_runs_lines_is_summed_up_from_its_own_record(
+    tmp_path: Path,
+) -> None:
+    # A trace of the main agent's side only (the category runs written elsewhere).
+    write_turns(tmp_path, [e for e in TURN_EVENTS if e["run_id"] == TURN])
+    done = in_utc(tmp_path, "trace", "t.jsonl", "--summary")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        'turn_00aa11bb22cc33dd  2023-11-14 22:13:20  Friday: "What is 2 + 3? And then some more'
+        ' words to cut off here."  Parcels, Math  1 tool call  answered  1.50 s'
+    ]
+
+
 def test_an_unknown_run_is_refused_with_the_runs_newest_first_and_a_close_id(
     tmp_path: Path,
 ) -> None:
