@@ -46,7 +46,8 @@ async def test_twenty_concurrent_calls_through_a_served_router_each_get_their_ow
             assert set(reading) == {"rss_mb", "connections", "allocated_blocks", "objects"}
             assert reading["connections"] == 0
             assert reading["rss_mb"] > 10 and reading["allocated_blocks"] > 10_000
-    assert router.log_problems() == []
+    # On failure, the server's own stderr says what it was (a rare shutdown error in CI).
+    assert router.log_problems() == [], router.log.read_text(errors="replace")[-4000:]
     assert router.process.returncode == 0  # stopped gracefully by SIGINT
     assert check(result, 2, token) is None
     crossed = check(result, 2, token + 1)  # the answer to another request
