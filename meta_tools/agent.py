@@ -239,7 +239,8 @@ class MainAgent:
             make them in a later round. (Guard `round_cap` lowers it for small models.)
         history_turns: past questions (with their tool calls) kept as context.
         guards: the rules that second-guess the model (`meta_tools.guards`); default the
-            router's (`meta.guards`, from the config's `guards` section).
+            router's (`meta.guards`: the config's `guards` section, on the profile the
+            model calls for), or for a router built in code the profile `model` calls for.
     """
 
     def __init__(
@@ -260,11 +261,17 @@ class MainAgent:
         self.instructions = instructions.format(name=name)
         self.max_rounds = max_rounds
         self.max_calls_per_round = max_calls_per_round
-        self.guards = meta.guards if guards is None else Guards.of(guards)
+        self._guards = None if guards is None else Guards.of(guards)
         self.session = f"{name.lower()}-{uuid.uuid4().hex[:8]}"
         self._turns: deque[list[Message]] = deque(maxlen=history_turns)
         self._used: deque[str] = deque(maxlen=history_turns)
         """Categories this conversation called (slugs): offered again while it goes on."""
+
+    @property
+    def guards(self) -> Guards:
+        """The guards in force: those given, else the router's (`meta.guards`: its config's,
+        on the profile its model calls for), else the profile this agent's model calls for."""
+        return self._guards if self._guards is not None else self.meta.guards_for(self.model)
 
     async def ask(self, text: str, *, on_step: StepSink | None = None) -> str:
         """Answer one user message, calling categories as the model asks.

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import jinja2
 
 from .exceptions import ConfigError
+from .llm.profile import choose_profile, model_name
 
 __all__ = [
     "GUARDS",
@@ -305,6 +306,15 @@ class Guards:
         if isinstance(value, Guards):
             return value
         return cls(value or "capable")
+
+    @classmethod
+    def for_model(cls, model: object) -> Guards:
+        """The profile a model client calls for, from its name and where it runs
+        (`meta_tools.llm.profile.choose_profile`); `capable` when nothing is known."""
+        choice = choose_profile(
+            model_name(model), provider="openai", base_url=getattr(model, "base_url", None)
+        )
+        return cls(choice.guards) if choice.model is not None else cls()
 
     @property
     def enabled(self) -> frozenset[str]:

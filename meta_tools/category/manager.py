@@ -93,7 +93,8 @@ class CategoryManager:
             `CachedTool`, e.g. by their MCP server's config, keep their own cache).
         memory: where past runs are kept (default: in this process, `memory_size` per session).
         guards: the rules that second-guess the model (`meta_tools.guards`): a `Guards`
-            or a profile's name; default `capable`, which runs none.
+            or a profile's name; default the profile `model` calls for by its name and
+            where it runs (`Guards.for_model`), `capable` (none) when nothing is known.
     """
 
     def __init__(
@@ -138,7 +139,7 @@ class CategoryManager:
         self.memory: MemoryStore = memory or SessionMemory(memory_size)
         self.prompts = prompts or PromptSet.load()
         self.redactor = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
-        self.guards = Guards.of(guards)
+        self.guards = Guards.for_model(model) if guards is None else Guards.of(guards)
 
     @property
     def max_tools_per_prompt(self) -> int:

@@ -19,10 +19,7 @@ from anyio.from_thread import BlockingPortal
 from rich.console import Console
 
 from ..agent import MainAgent
-from ..config import ModelConfig
 from ..exceptions import ModelError
-from ..llm.owned import close_model
-from ..router.from_config import model_from_config, with_environment
 from ..router.manager import MetaManager
 from ..tracing import Tracer
 from .common import (
@@ -32,6 +29,7 @@ from .common import (
     ToolsOption,
     TraceOption,
     app,
+    describe_model,
     load_config,
     load_tools,
     one_config,
@@ -42,7 +40,7 @@ from .common import (
 from .console import AgentStepPrinter
 from .terminal import shown
 
-__all__ = ["chat", "describe_model"]
+__all__ = ["chat"]
 
 _LEAVE = ("exit", "quit")
 
@@ -67,26 +65,10 @@ def chat(
     with report_errors(ctx):
         loaded = load_config(config)
         require_model(loaded, config, serving=False)
-        extra = load_tools(tools)
-        model = model_from_config(loaded.model)
-        try:
-            meta = MetaManager.from_config(loaded, tools=extra, model=model)
-        except BaseException:
-            anyio.run(close_model, model)
-            raise
-        console.print(
-            f"[dim]{shown(name)} and the categories use the {shown(describe_model(loaded.model))}.[/]",
-            soft_wrap=True,
-        )
-        _converse(console, MainAgent(model, meta, name=name), trace)
-
-
-def describe_model(config: ModelConfig) -> str:
-    """`OpenAI-compatible model 'x' at URL (timeout 60 s)`: what a chat runs on."""
-    config = with_environment(config)
-    kind = "DashScope model" if config.provider == "dashscope" else "OpenAI-compatible model"
-    where = f" at {config.base_url}" if config.base_url else ""
-    return f"{kind} {config.name!r}{where} (timeout {config.timeout_s:g} s)"
+        # The router builds (and owns) the model: once open, it knows the name the
+        # server serves and the guard profile that name calls for.
+        meta = MetaManager.from_config(loaded, tools=load_tools(tools))
+        _converse(console, MainAgent(meta.model, meta, name=name), trace)
 
 
 def _converse(console: Console, agent: MainAgent, trace: Path | None) -> None:
@@ -103,16 +85,19 @@ def _converse(console: Console, agent: MainAgent, trace: Path | None) -> None:
             with portal.wrap_async_context_manager(meta):
                 _loop(console, agent, portal, printer)
         finally:
+            # The router closed the model it built, in this event loop.
             if tracer is not None:
                 portal.call(tracer.aclose)
-            # The model's HTTP client belongs to this event loop: it is closed in it.
-            portal.call(close_model, agent.model)
 
 
 def _loop(
     console: Console, agent: MainAgent, portal: BlockingPortal, printer: AgentStepPrinter
 ) -> None:
     """The conversation itself, with the router open in `portal`'s event loop."""
+    console.print(
+        f"[dim]{shown(agent.name)} and the categories use {shown(describe_model(agent.meta))}.[/]",
+        soft_wrap=True,
+    )
     for warning in agent.meta.warnings:
         stderr_console().print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
     names = ", ".join(m.slug for m in agent.meta.categories)

@@ -31,7 +31,10 @@ from ..exceptions import (
     ToolDefinitionError,
     ToolError,
 )
-from ..router.from_config import missing_model
+from ..llm.profile import model_name
+from ..llm.sampling import SamplingChatModel
+from ..router.from_config import missing_model, timeout_reason, with_environment
+from ..router.manager import MetaManager
 from ..router.ways_out import ways_out
 from ..tools.base import BaseTool
 from ..tools.python_modules import collect_tools, import_tools
@@ -322,3 +325,20 @@ def log_to_stderr(level: int) -> None:
         package.addHandler(handler)
         package.propagate = False
     package.setLevel(level)
+
+
+def describe_model(meta: MetaManager) -> str:
+    """What an open router built from a config runs its categories on, and the guard profile
+    in force, for banners: `the OpenAI-compatible model 'x' (as its server reports) at URL
+    (timeout 300 s, for a model on this machine); guard profile 'small' (x: 1.5B parameters)`."""
+    choice = meta.profile_choice.line()
+    model, config = meta.model, meta.config
+    if isinstance(model, SamplingChatModel) or config is None:
+        return f"the MCP host's own model (sampling); {choice}"
+    spec = with_environment(config.model)
+    kind = "DashScope model" if spec.provider == "dashscope" else "OpenAI-compatible model"
+    name = model_name(model) or spec.name
+    reported = " (as its server reports)" if meta.served_model is not None else ""
+    where = f" at {spec.base_url}" if spec.base_url else ""
+    timeout = f"timeout {spec.timeout_s:g} s{timeout_reason(config.model)}"
+    return f"the {kind} {name!r}{reported}{where} ({timeout}); {choice}"

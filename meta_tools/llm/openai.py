@@ -126,6 +126,17 @@ class OpenAIChatModel(SdkChatModel[ChatCompletion]):
         """The API root requests go to."""
         return str(self._client.base_url)
 
+    async def served_models(self, timeout_s: float = 5.0) -> list[str]:
+        """The models the server says it serves (``GET /models``), for a name nobody gave.
+
+        One attempt, `timeout_s` at most; a server that cannot say gives an empty list.
+        """
+        try:
+            page = await self._client.with_options(timeout=timeout_s).models.list()
+        except (openai.OpenAIError, ValueError):
+            return []
+        return [model.id for model in page.data if isinstance(model.id, str) and model.id]
+
     def _attempt(self, request: ChatRequest) -> Callable[[], Awaitable[ChatCompletion]]:
         messages = [_to_wire(message) for message in request.messages]
         tools = cast("list[ChatCompletionToolUnionParam]", [openai_tool(t) for t in request.tools])

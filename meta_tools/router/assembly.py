@@ -26,16 +26,24 @@ from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
 from ..config import ANY_CATEGORY, READ_ONCE, MetaToolsConfig, category_name_problems
 from ..exceptions import ConfigError
+from ..guards import Guards
 from ..llm.base import ChatModel
 from ..llm.defaults import KEY_ENV
 from ..llm.owned import OwnedModels, close_model
+from ..llm.profile import ProfileChoice
 from ..tools.base import BaseTool
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tools.wrapper import unwrap
 from .catalog import ToolSources
-from .from_config import category_from_config, model_from_config
+from .from_config import (
+    category_from_config,
+    guards_from_config,
+    model_from_config,
+    name_given,
+    profile_choice,
+)
 
 __all__ = ["ANY_CATEGORY", "ConfigAssembly", "category_table", "config_secrets"]
 
@@ -99,6 +107,10 @@ class ConfigAssembly(AsyncCloseable):
         self._retool_lock = anyio.Lock()
         self._retool_wanted = False
         self._retooled: Callable[[], Awaitable[None]] | None = None
+        self.served: str | None = None
+        """The model's name as its server reported it, when nobody gave one (`probe_model`)."""
+        self.choice: ProfileChoice = ProfileChoice("capable", "not built yet")
+        self.guards: Guards = Guards()
 
     @classmethod
     def load(
@@ -138,6 +150,8 @@ class ConfigAssembly(AsyncCloseable):
             raise ConfigError(config.source, problems)
         chosen, warnings = self.sources.resolve(config)
         redactor = Redactor(config_secrets(config) | self.extra_secrets)
+        choice = self._choice(config, model)
+        guards = guards_from_config(config, choice)
         table = category_table(
             category_from_config(
                 name,
@@ -152,9 +166,11 @@ class ConfigAssembly(AsyncCloseable):
                     else self.sources.cache(spec.cache, f"category:{name}")
                 ),
                 memory=self.sources.memory(config.memory, name, config.defaults.category_memory),
+                guards=guards,
             )
             for name, spec in config.categories.items()
         )
+        self.choice, self.guards = choice, guards
         self.redactor.detach()
         self.redactor = redactor
         redactor.attach()
@@ -203,6 +219,40 @@ class ConfigAssembly(AsyncCloseable):
     def model(self) -> ChatModel:
         """The model the categories now built run on (the config's, or the one passed in)."""
         return self._model
+
+    def _choice(self, config: MetaToolsConfig, model: ChatModel) -> ProfileChoice:
+        """The guard profile for `model`: the config's own, or what the model calls for."""
+        passed = None if model is self._owned.current else model
+        return profile_choice(config, served=self.served, model=passed)
+
+    async def probe_model(self, categories: Sequence[CategoryManager]) -> None:
+        """Ask the server which model it serves when nobody named one, then choose again.
+
+        A local server (llama.cpp, Ollama, vLLM) answers whatever name is sent, or
+        refuses a wrong one: with exactly one model served, its name is sent from now
+        on, shown in banners, and the guard profile follows it. With several, the
+        config must say which (a warning).
+        """
+        model, spec = self._model, self.config.model
+        if model is not self._owned.current or name_given(spec) is not None:
+            return
+        ask = getattr(model, "served_models", None)
+        if ask is None:
+            return
+        names: list[str] = await ask()
+        if len(names) > 1:
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            self.warnings.append(
+                f"the model's server serves {len(names)} models ({shown}); set model.name"
+                " (or OPENAI_MODEL) to the one to use"
+            )
+        if len(names) != 1:
+            return
+        self.served = model.model = names[0]  # type: ignore[attr-defined]
+        self.choice = self._choice(self.config, model)
+        self.guards = guards_from_config(self.config, self.choice)
+        for manager in categories:
+            manager.guards = self.guards
 
     # -- tool sources --------------------------------------------------------------------
     async def open(

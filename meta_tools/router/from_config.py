@@ -39,8 +39,9 @@ from ..config import (
 from ..exceptions import ConfigError
 from ..guards import Guards
 from ..llm.base import ChatModel, GenerationOptions
-from ..llm.defaults import SAMPLING_MAX_TOKENS
+from ..llm.defaults import LOCAL_TIMEOUT_S, SAMPLING_MAX_TOKENS
 from ..llm.keys import is_local_url
+from ..llm.profile import ProfileChoice, choose_profile, model_name
 from ..llm.sampling import SamplingChatModel
 from ..tools.base import BaseTool
 from ..tools.builtins import list_directory_tool, python_tool, read_file_tool, shell_tool
@@ -59,8 +60,11 @@ __all__ = [
     "mcp_source",
     "missing_model",
     "model_from_config",
+    "name_given",
+    "profile_choice",
     "serving_fallback",
     "stdio_parameters",
+    "timeout_reason",
     "with_environment",
 ]
 
@@ -100,6 +104,12 @@ def with_environment(config: ModelConfig, env: Mapping[str, str] | None = None) 
         if base_url_of(config, env) != config.base_url:
             update["base_url"] = base_url_of(config, env)
     raw = env.get(TIMEOUT_ENV)
+    if (
+        "timeout_s" not in given
+        and not raw
+        and is_local_url(update.get("base_url", config.base_url))
+    ):
+        update["timeout_s"] = LOCAL_TIMEOUT_S
     if "timeout_s" not in given and raw:
         try:
             timeout = float(raw)
@@ -111,6 +121,27 @@ def with_environment(config: ModelConfig, env: Mapping[str, str] | None = None) 
             )
         update["timeout_s"] = timeout
     return config.model_copy(update=update) if update else config
+
+
+def name_given(config: ModelConfig, env: Mapping[str, str] | None = None) -> str | None:
+    """The model's name as somebody gave it (the config, or ``OPENAI_MODEL``); None when
+    the client sends its default name, which a local server may ignore."""
+    env = os.environ if env is None else env
+    if "name" in config.model_fields_set:
+        return config.name
+    if config.provider == "openai" and env.get("OPENAI_MODEL"):
+        return env["OPENAI_MODEL"]
+    return None
+
+
+def timeout_reason(config: ModelConfig, env: Mapping[str, str] | None = None) -> str:
+    """Where `config`'s request timeout comes from, for a banner: `` (set)``, or why."""
+    env = os.environ if env is None else env
+    if "timeout_s" in config.model_fields_set or env.get(TIMEOUT_ENV):
+        return ""
+    if config.provider != "sampling" and is_local_url(base_url_of(config, env)):
+        return ", for a model on this machine"
+    return ""
 
 
 def base_url_of(config: ModelConfig, env: Mapping[str, str] | None = None) -> str | None:
@@ -229,8 +260,11 @@ def category_from_config(
     redactor: Redactor,
     cache: ResultCache | None,
     memory: MemoryStore | None = None,
+    guards: Guards | None = None,
 ) -> CategoryManager:
-    """The category `name` of `config`, its limits falling back on the config's `defaults`."""
+    """The category `name` of `config`, its limits falling back on the config's `defaults`;
+    `guards` default to the config's own (`guards_from_config`)."""
+    guards = guards if guards is not None else guards_from_config(config)
     spec = config.categories[name]
     limits = category_limits(spec, config.defaults)
     return CategoryManager(
@@ -252,16 +286,42 @@ def category_from_config(
         abstain_below=limits.abstain_below,
         cache=cache,
         memory=memory,
-        guards=guards_from_config(config),
+        guards=guards,
     )
 
 
-def guards_from_config(config: MetaToolsConfig) -> Guards:
-    """The guards the config's `guards` section chooses; their texts may be overridden
-    in the prompts folder (`guards/<name>.j2`)."""
+def profile_choice(
+    config: MetaToolsConfig, *, served: str | None = None, model: ChatModel | None = None
+) -> ProfileChoice:
+    """The guard profile in force and why: the `guards` section's `profile` when it gives
+    one, else the one the model calls for (`choose_profile`).
+
+    Args:
+        config: the loaded config.
+        served: the name the model's server reported, when nobody gave one.
+        model: a model passed in code instead of the `model` section: its own name counts.
+    """
+    section = config.guards
+    if "profile" in section.model_fields_set:
+        where = f"{config.source}: guards.profile" if config.source else "guards.profile"
+        return ProfileChoice(section.profile, f"set in {where}")
+    if model is not None:
+        name = model_name(model)
+        base_url = getattr(model, "base_url", None)
+        provider = "sampling" if isinstance(model, SamplingChatModel) else "openai"
+        return choose_profile(name, provider=provider, base_url=base_url)
+    spec = with_environment(config.model)
+    name = name_given(config.model) or served
+    return choose_profile(name, provider=spec.provider, base_url=spec.base_url)
+
+
+def guards_from_config(config: MetaToolsConfig, choice: ProfileChoice | None = None) -> Guards:
+    """The guards the config's `guards` section chooses, on the profile of `choice` (default:
+    the section's own); their texts may be overridden in the prompts folder
+    (`guards/<name>.j2`)."""
     section = config.guards
     return Guards(
-        section.profile,
+        section.profile if choice is None else choice.guards,
         enable=section.enable,
         disable=section.disable,
         budgets=section.budgets,

@@ -28,13 +28,13 @@ from ..exceptions import CategoryNotFoundError, ClosedError, ModelError, ToolArg
 from ..guards import Guards
 from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
+from ..llm.profile import ProfileChoice
 from ..llm.types import ToolDefinition
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
 from ..tracing import Tracer, fan_out
 from .assembly import ANY_CATEGORY, ConfigAssembly, category_table
-from .from_config import guards_from_config
 from .ranking import CategoryRanking, RankedCategory, best_few
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
 
 CATEGORY_SENTENCE = "It picks and runs the right tools itself."
 _PARAMETERS = ("objective", "exact_input")
+_NO_GUARDS = Guards()
 MAX_ARGUMENT_CHARS = 100_000
 """Characters of `objective` or `exact_input` a call may carry: about 25,000 tokens, which
 every prompt of the run repeats; a larger text is refused before any work on it."""
@@ -309,6 +310,7 @@ class MetaManager(AsyncCloseable):
         if self._assembly is not None:
             try:
                 await self._assembly.open(lambda: self.categories, retooled=self._rank_off_loop)
+                await self._assembly.probe_model(self.categories)
             except BaseException:
                 await self.aclose()
                 raise
@@ -348,11 +350,32 @@ class MetaManager(AsyncCloseable):
     @property
     def guards(self) -> Guards:
         """The guards in force for a main agent over this router: those given in code,
-        else the config's `guards` section, else the default profile."""
+        else those of the config (its `guards` section, on the profile its model calls
+        for: `profile_choice`), else the default profile."""
+        return self.guards_for(None)
+
+    def guards_for(self, model: object) -> Guards:
+        """The guards in force for a main agent on `model`: `guards` when given in code or
+        by the config, else those `model` calls for (`Guards.for_model`)."""
         if self._guards is not None:
             return self._guards
-        config = self.config
-        return guards_from_config(config) if config is not None else Guards()
+        if self._assembly is not None:
+            return self._assembly.guards
+        return _NO_GUARDS if model is None else Guards.for_model(model)
+
+    @property
+    def served_model(self) -> str | None:
+        """The model's name as its server reported it, when nobody gave one (after `start`)."""
+        return self._assembly.served if self._assembly is not None else None
+
+    @property
+    def profile_choice(self) -> ProfileChoice:
+        """The guard profile in force and why, for banners, `list` and traces."""
+        if self._guards is not None:
+            return ProfileChoice(self._guards.profile, "given in code")
+        if self._assembly is not None:
+            return self._assembly.choice
+        return ProfileChoice("capable", "the default")
 
     # -- routing at scale -----------------------------------------------------------------
     @property
