@@ -48,7 +48,9 @@ from pydantic import ValidationError
 from typing_extensions import Self
 
 from ..._lifecycle import AsyncCloseable
-from ...exceptions import ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from ...exceptions import ToolError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from .asks import ElicitationHandler, SamplingHandler
+from .calls import CallBook, InFlight, forward_progress
 from .failures import CALL_FAILURES, call_failure, describe_failure
 from .health import Transport, TransportHealth, WatchedTransport
 from .listing import list_remote_tools, router_tools
@@ -99,6 +101,10 @@ class McpToolSource(AsyncCloseable):
         max_concurrent_calls: calls in flight on this server at once; more wait their turn.
         min_refresh_s: at least this long between two refreshes of the tool list on
             `tools/list_changed`; doubled while the server keeps announcing changes.
+        elicitation: answers the server's questions to the user during a call (`asks`);
+            the session declares elicitation only with one.
+        sampling: answers the server's requests for a model's message during a call;
+            the session declares sampling only with one.
     """
 
     def __init__(
@@ -112,8 +118,11 @@ class McpToolSource(AsyncCloseable):
         mode: Literal["auto", "legacy"] = "auto",
         max_concurrent_calls: int = 32,
         min_refresh_s: float = _MIN_REFRESH_S,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> None:
         self.name = name
+        self.calls = CallBook(name, elicitation=elicitation, sampling=sampling)
         self.min_refresh_s = min_refresh_s
         self.prefix = prefix
         self.connect_mode: ConnectMode = connect
@@ -318,7 +327,14 @@ class McpToolSource(AsyncCloseable):
             "message_handler": self._on_message,
             "read_timeout_seconds": self.timeout_s,
             "cache": None,  # the tool list is ours to keep, refreshed on list_changed
+            "logging_callback": self.calls.log,  # a call's log lines are its progress
+            "log_level": "info",
         }
+        # Declared only where someone can answer (the SDK declares what has a callback).
+        if self.calls.elicitation is not None:
+            options["elicitation_callback"] = self.calls.elicit
+        if self.calls.sampling is not None:
+            options["sampling_callback"] = self.calls.sample
         target = self._target
         health = self._health = TransportHealth()
         if isinstance(target, MCPServer | Server):
@@ -449,21 +465,50 @@ class McpToolSource(AsyncCloseable):
             raise ToolUnavailableError(f"MCP server {self.name!r} disconnected; try again")
         health, failures = self._health, self._health.failures
         async with self._limiter:
-            # Our own deadline: the SDK's would surface as an MCPError that a server can forge.
-            with anyio.move_on_after(self.timeout_s) as deadline:
-                try:
-                    result = await client.call_tool(
-                        name, arguments, read_timeout_seconds=self.timeout_s + _CLOSE_GRACE_S
-                    )
-                except CALL_FAILURES as exc:
-                    lost = health.failures > failures or self._closing
-                    error, broken = call_failure(exc, self.name, name, lost=lost)
-                    if broken is not None:
-                        self._mark_broken(broken)
-                    raise error from None
-        if deadline.cancelled_caught:
+            with self.calls.call(name) as running:
+                result = await self._send(client, name, arguments, running, health, failures)
+        if result is None:
             late = f"MCP server {self.name!r} did not answer {name!r} within {self.timeout_s:g} s"
-            raise ToolTimeoutError(late)
+            raise _with_notes(ToolTimeoutError(late), running.declined)
         if result.is_error:
-            raise ToolExecutionError(result_value(result, text_only=True) or f"{name!r} failed")
+            message = result_value(result, text_only=True) or f"{name!r} failed"
+            raise _with_notes(ToolExecutionError(message), running.declined)
         return result_value(result)
+
+    async def _send(
+        self,
+        client: Client,
+        name: str,
+        arguments: dict[str, Any],
+        running: InFlight,
+        health: TransportHealth,
+        failures: int,
+    ) -> mcp_types.CallToolResult | None:
+        """One `tools/call`, its progress passed on; None when it ran out of time."""
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            await forward_progress(running, self.name, progress, total, message)
+
+        # Our own deadline: the SDK's would surface as an MCPError that a server can forge.
+        with anyio.move_on_after(self.timeout_s):
+            try:
+                return await client.call_tool(
+                    name,
+                    arguments,
+                    read_timeout_seconds=self.timeout_s + _CLOSE_GRACE_S,
+                    progress_callback=on_progress if running.progress is not None else None,
+                )
+            except CALL_FAILURES as exc:
+                lost = health.failures > failures or self._closing
+                error, broken = call_failure(exc, self.name, name, lost=lost)
+                if broken is not None:
+                    self._mark_broken(broken)
+                raise _with_notes(error, running.declined) from None
+        return None
+
+
+def _with_notes(error: ToolError, declined: list[str]) -> ToolError:
+    """`error`, with the questions declined during the call, so that the model knows why."""
+    if declined:
+        error.args = (f"{error}; " + "; ".join(declined),)
+    return error

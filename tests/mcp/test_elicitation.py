@@ -1,0 +1,141 @@
+"""A level-1 server that asks during a call: the user (elicitation), a model (sampling), progress."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import mcp_types
+import pytest
+from mcp import StdioServerParameters
+
+from meta_tools.exceptions import ToolExecutionError
+from meta_tools.tools.mcp.asks import ElicitationRequest, SamplingRequest, reporting_to
+from meta_tools.tools.mcp.connection import McpToolSource
+from tests.mcp.conftest import ROOT
+from tests.servers import asking
+
+pytestmark = pytest.mark.anyio
+
+MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
+
+
+class Answers:
+    """An elicitation handler that answers from a fixed result and records every request."""
+
+    def __init__(self, result: mcp_types.ElicitResult | mcp_types.ErrorData) -> None:
+        self.result = result
+        self.requests: list[ElicitationRequest] = []
+
+    async def __call__(
+        self, request: ElicitationRequest
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        self.requests.append(request)
+        return self.result
+
+
+async def call(source: McpToolSource, tool: str, arguments: dict[str, Any]) -> Any:
+    async with source:
+        found = source.get_tool(tool) if source.listed else None
+        if found is None:
+            await source.connect()
+            found = source.get_tool(tool)
+        assert found is not None
+        return await found.call(arguments)
+
+
+@MODES
+async def test_an_accepted_answer_reaches_the_server_with_the_schemas_defaults_filled_in(
+    mode: str,
+) -> None:
+    answers = Answers(mcp_types.ElicitResult(action="accept", content={"people": 4}))
+    source = McpToolSource("asking", asking.build(), mode=mode, elicitation=answers)  # type: ignore[arg-type]
+    result = await call(source, "book_table", {"city": "Lyon"})
+    assert result == {"result": "booked in Lyon for 4 at 19:00"}
+    (request,) = answers.requests
+    assert (request.server, request.tool) == ("asking", "book_table")
+    assert request.params.message == "How many people, and when, for the table in Lyon?"
+
+
+@MODES
+async def test_a_declined_answer_reaches_the_server_as_declined(mode: str) -> None:
+    answers = Answers(mcp_types.ElicitResult(action="decline"))
+    source = McpToolSource("asking", asking.build(), mode=mode, elicitation=answers)  # type: ignore[arg-type]
+    assert await call(source, "book_table", {"city": "Lyon"}) == {
+        "result": "not booked: the user answered decline"
+    }
+
+
+@MODES
+async def test_an_accepted_empty_form_gets_every_default_of_the_requested_schema(mode: str) -> None:
+    answers = Answers(mcp_types.ElicitResult(action="accept", content={}))
+    source = McpToolSource("asking", asking.build(), mode=mode, elicitation=answers)  # type: ignore[arg-type]
+    result = await call(source, "profile", {})
+    assert result == {
+        "name": "John Doe",
+        "age": 30,
+        "score": 95.5,
+        "status": "active",
+        "verified": True,
+    }
+
+
+@MODES
+async def test_a_handler_that_refuses_gives_the_model_the_question_and_the_reason(
+    mode: str,
+) -> None:
+    refusal = mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message="the user is away")
+    source = McpToolSource("asking", asking.build(), mode=mode, elicitation=Answers(refusal))  # type: ignore[arg-type]
+    with pytest.raises(ToolExecutionError) as failed:
+        await call(source, "book_table", {"city": "Lyon"})
+    assert (
+        "MCP server 'asking' asked for input from the user ('How many people, and when, for the"
+        " table in Lyon?'); meta-tools declined: the user is away"
+    ) in str(failed.value)
+
+
+@MODES
+async def test_without_a_handler_elicitation_is_not_declared_and_the_call_fails_in_words(
+    mode: str,
+) -> None:
+    source = McpToolSource("asking", asking.build(), mode=mode)  # type: ignore[arg-type]
+    with pytest.raises(ToolExecutionError) as failed:
+        await call(source, "book_table", {"city": "Lyon"})
+    assert "elicitation" in str(failed.value).lower()
+
+
+async def test_a_stdio_server_gets_its_answer_and_progress_lines_go_to_the_calls_sink() -> None:
+    lines: list[tuple[str, str, str]] = []
+
+    async def sink(server: str, tool: str, line: str) -> None:
+        lines.append((server, tool, line))
+
+    answers = Answers(mcp_types.ElicitResult(action="accept", content={"people": 2, "time": "20:30"}))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tests.servers.asking"], cwd=ROOT
+    )
+    source = McpToolSource("asking", params, elicitation=answers, mode="legacy")
+    async with source:
+        await source.connect()
+        booking = source.get_tool("book_table")
+        counting = source.get_tool("count")
+        assert booking is not None and counting is not None
+        assert await booking.call({"city": "Oslo"}) == {"result": "booked in Oslo for 2 at 20:30"}
+        with reporting_to(sink):
+            assert await counting.call({"steps": 2}) == {"result": "counted to 2"}
+    assert lines == [("asking", "count", "1/2 step 1"), ("asking", "count", "2/2 step 2")]
+
+
+@MODES
+async def test_a_sampling_request_is_answered_by_the_sampling_handler(mode: str) -> None:
+    asked: list[SamplingRequest] = []
+
+    async def sampling(request: SamplingRequest) -> mcp_types.CreateMessageResult:
+        asked.append(request)
+        return mcp_types.CreateMessageResult(
+            role="assistant", model="test", content=mcp_types.TextContent(text="blue")
+        )
+
+    source = McpToolSource("asking", asking.build(), mode=mode, sampling=sampling)  # type: ignore[arg-type]
+    assert await call(source, "one_word", {"topic": "sky"}) == {"result": "blue"}
+    assert [(r.server, r.tool) for r in asked] == [("asking", "one_word")]
