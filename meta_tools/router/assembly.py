@@ -32,6 +32,7 @@ from ..llm.defaults import KEY_ENV
 from ..llm.owned import OwnedModels, close_model
 from ..llm.profile import ProfileChoice
 from ..tools.base import BaseTool
+from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
@@ -120,6 +121,8 @@ class ConfigAssembly(AsyncCloseable):
         tools: ToolsLike = (),
         model: ChatModel | None = None,
         sources: Iterable[McpToolSource] = (),
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> tuple[ConfigAssembly, Categories]:
         """The assembly of `config` and its first categories.
 
@@ -131,7 +134,14 @@ class ConfigAssembly(AsyncCloseable):
         stack = AsyncExitStack()
         owned = OwnedModels()
         stack.push_async_callback(owned.aclose)  # first in: closed last
-        tool_sources = ToolSources.from_config(loaded, tools=tools, servers=sources, stack=stack)
+        tool_sources = ToolSources.from_config(
+            loaded,
+            tools=tools,
+            servers=sources,
+            stack=stack,
+            elicitation=elicitation,
+            sampling=sampling,
+        )
         if model is None:
             model = owned.current = model_from_config(loaded.model)
         assembly = cls(loaded, tool_sources, model, stack=stack, owned=owned)

@@ -23,6 +23,7 @@ from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
+from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource
 from ..tools.mcp.tool import McpServerTool, PendingTool, reserved_name_of
 from ..tools.python_modules import ToolsLike, collect_tools, import_tools
@@ -85,8 +86,12 @@ class ToolSources:
         tools: ToolsLike,
         servers: Iterable[McpToolSource],
         stack: AsyncExitStack,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> ToolSources:
         """The config's MCP servers and built-ins, plus the tools and servers given in code.
+
+        The config's servers get `elicitation` and `sampling` (those given in code keep theirs).
 
         Raises:
             ConfigError: two MCP servers, or two Python tools, share a name; a module
@@ -94,7 +99,9 @@ class ToolSources:
             ToolDefinitionError: a function cannot become a tool.
         """
         mcp = [
-            mcp_source(name, spec, base_dir=config.base_dir)
+            mcp_source(
+                name, spec, base_dir=config.base_dir, elicitation=elicitation, sampling=sampling
+            )
             for name, spec in config.mcp_servers.items()
         ] + list(servers)
         python, unimportable = _config_python_tools(config)

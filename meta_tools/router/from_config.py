@@ -47,6 +47,7 @@ from ..tools.base import BaseTool
 from ..tools.builtins import list_directory_tool, python_tool, read_file_tool, shell_tool
 from ..tools.cache import MemoryCache, RedisCache, ResultCache
 from ..tools.mcp import HttpTransportFactory, McpTarget, McpToolSource
+from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.pack import ToolPack
 from .ways_out import ALTERNATIVES, has_model_section
 
@@ -330,8 +331,15 @@ def guards_from_config(config: MetaToolsConfig, choice: ProfileChoice | None = N
 
 
 # -- tool sources ------------------------------------------------------------------------
-def mcp_source(name: str, config: McpServerConfig, *, base_dir: str = ".") -> McpToolSource:
-    """The source of an `mcp_servers` entry.
+def mcp_source(
+    name: str,
+    config: McpServerConfig,
+    *,
+    base_dir: str = ".",
+    elicitation: ElicitationHandler | None = None,
+    sampling: SamplingHandler | None = None,
+) -> McpToolSource:
+    """The source of an `mcp_servers` entry; `elicitation` and `sampling` answer its questions.
 
     `command: "python"` (or `"python3"`) runs the router's own interpreter
     (`sys.executable`), so a server module installed next to meta-tools is
@@ -345,7 +353,13 @@ def mcp_source(name: str, config: McpServerConfig, *, base_dir: str = ".") -> Mc
     else:
         target = stdio_parameters(config, base_dir)
     return McpToolSource(
-        name, target, prefix=config.prefix, connect=config.connect, timeout_s=config.timeout_s
+        name,
+        target,
+        prefix=config.prefix,
+        connect=config.connect,
+        timeout_s=config.timeout_s,
+        elicitation=elicitation,
+        sampling=sampling,
     )
 
 

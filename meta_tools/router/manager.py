@@ -30,6 +30,7 @@ from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
 from ..llm.profile import ProfileChoice
 from ..llm.types import ToolDefinition
+from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack
 from ..tools.python_modules import ToolsLike
@@ -194,6 +195,8 @@ class MetaManager(AsyncCloseable):
         tools: ToolsLike = (),
         model: ChatModel | None = None,
         sources: Iterable[McpToolSource] = (),
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
     ) -> MetaManager:
         """Build the router from a config file (or a loaded config).
 
@@ -202,11 +205,22 @@ class MetaManager(AsyncCloseable):
         sessions, lists the servers' tools and checks the tool lists against them.
         A model built from the config's `model` section is closed with the router.
 
+        When a level-1 MCP server asks for input during a call (`elicitation/create`),
+        `elicitation` answers it, and `sampling` a request for a model's message
+        (`meta_tools.tools.mcp.asks`); without one, the config's servers are not told
+        that the router can answer, and a question is declined in words the category
+        model reads. (Sources given in code keep their own handlers.)
+
         Raises:
             ConfigError: every problem of the file, its templates and its tool lists.
         """
         assembly, categories = ConfigAssembly.load(
-            config, tools=tools, model=model, sources=sources
+            config,
+            tools=tools,
+            model=model,
+            sources=sources,
+            elicitation=elicitation,
+            sampling=sampling,
         )
         return cls(categories.values(), assembly=assembly)
 

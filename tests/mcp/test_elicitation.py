@@ -9,7 +9,10 @@ import mcp_types
 import pytest
 from mcp import StdioServerParameters
 
+from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ToolExecutionError
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.router.manager import MetaManager
 from meta_tools.tools.mcp.asks import ElicitationRequest, SamplingRequest, reporting_to
 from meta_tools.tools.mcp.connection import McpToolSource
 from tests.mcp.conftest import ROOT
@@ -101,7 +104,11 @@ async def test_without_a_handler_elicitation_is_not_declared_and_the_call_fails_
     source = McpToolSource("asking", asking.build(), mode=mode)  # type: ignore[arg-type]
     with pytest.raises(ToolExecutionError) as failed:
         await call(source, "book_table", {"city": "Lyon"})
-    assert "elicitation" in str(failed.value).lower()
+    assert str(failed.value) == (
+        "MCP server 'asking' answered the call to 'book_table' with an error (-32021): Client did"
+        " not declare the form elicitation capability required by resolver"
+        " 'tests.servers.asking:ask_party'"
+    )
 
 
 async def test_a_stdio_server_gets_its_answer_and_progress_lines_go_to_the_calls_sink() -> None:
@@ -110,7 +117,9 @@ async def test_a_stdio_server_gets_its_answer_and_progress_lines_go_to_the_calls
     async def sink(server: str, tool: str, line: str) -> None:
         lines.append((server, tool, line))
 
-    answers = Answers(mcp_types.ElicitResult(action="accept", content={"people": 2, "time": "20:30"}))
+    answers = Answers(
+        mcp_types.ElicitResult(action="accept", content={"people": 2, "time": "20:30"})
+    )
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tests.servers.asking"], cwd=ROOT
     )
@@ -139,3 +148,36 @@ async def test_a_sampling_request_is_answered_by_the_sampling_handler(mode: str)
     source = McpToolSource("asking", asking.build(), mode=mode, sampling=sampling)  # type: ignore[arg-type]
     assert await call(source, "one_word", {"topic": "sky"}) == {"result": "blue"}
     assert [(r.server, r.tool) for r in asked] == [("asking", "one_word")]
+
+
+async def test_a_router_from_a_config_passes_its_servers_questions_to_the_handler_it_was_given() -> (
+    None
+):
+    def answer(request: ChatRequest) -> AssistantTurn:
+        if len(request.messages) == 2:
+            return AssistantTurn(
+                tool_calls=[ToolCall(name="book_table", arguments={"city": "Rome"})]
+            )
+        return AssistantTurn(text="Booked.")
+
+    config = MetaToolsConfig.from_data(
+        {
+            "Dining": {"description": "Tables.", "tools": ["book_table"]},
+            "mcp_servers": {
+                "asking": {
+                    "transport": "stdio",
+                    "command": "python",
+                    "args": ["-m", "tests.servers.asking"],
+                    "cwd": str(ROOT),
+                }
+            },
+        },
+        source="test.json",
+    )
+    answers = Answers(mcp_types.ElicitResult(action="accept", content={"people": 3}))
+    model = ScriptedModel.from_function(answer)
+    async with MetaManager.from_config(config, model=model, elicitation=answers) as meta:
+        result = await meta.call_tool("Dining", {"objective": "Book", "exact_input": "Rome"})
+    assert (result.status, result.summary) == ("success", "Booked.")
+    assert [e.result for e in result.executions] == ['{"result": "booked in Rome for 3 at 19:00"}']
+    assert [(r.server, r.tool) for r in answers.requests] == [("asking", "book_table")]

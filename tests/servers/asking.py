@@ -1,6 +1,6 @@
 """A small MCP server whose tools ask during a call: the user (elicitation), the model, progress.
 
-    python -m tests.servers.asking   # stdio
+python -m tests.servers.asking   # stdio
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ def build() -> MCPServer:
         return f"not booked: the user answered {party.action}"
 
     @server.tool()
-    def profile(answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)]) -> dict[str, Any]:
+    def profile(
+        answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)],
+    ) -> dict[str, Any]:
         """Ask for a profile whose fields all have defaults; return what came back."""
         if isinstance(answer, AcceptedElicitation):
             return answer.data.model_dump()
