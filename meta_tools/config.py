@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from typing_extensions import Self
 
 from ._config_errors import (
     HTTP_URL,
@@ -280,9 +281,29 @@ class StdioServerConfig(_ServerBase):
 
 
 class HttpServerConfig(_ServerBase):
+    """An MCP server over HTTP.
+
+    `auth: "oauth"` sends the OAuth login that `meta-tools login NAME` stored for it
+    (refreshed when it expires); `headers` are sent beside it, except `Authorization`,
+    which the login sets.
+    """
+
     transport: Literal["streamable_http", "sse"] = "streamable_http"
     url: str = Field(pattern=HTTP_URL)
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: Literal["oauth"] | None = None
+    scope: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_authorization(self) -> Self:
+        if self.auth == "oauth" and any(k.lower() == "authorization" for k in self.headers):
+            raise ValueError(
+                'both "auth": "oauth" and an Authorization header set the Authorization header;'
+                ' keep one: remove the header to use the stored login, or remove "auth"'
+            )
+        if self.scope is not None and self.auth != "oauth":
+            raise ValueError('"scope" is the OAuth scope to ask for: it needs "auth": "oauth"')
+        return self
 
 
 McpServerConfig = Annotated[StdioServerConfig | HttpServerConfig, Field(discriminator="transport")]

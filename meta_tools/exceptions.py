@@ -14,6 +14,7 @@ that cannot become a tool) are raised at load time.
     │   ├── ToolTimeoutError         the call ran past its timeout
     │   ├── ToolExecutionError       the tool itself raised or reported an error
     │   └── ToolUnavailableError     the tool's source (an MCP server) is down
+    │       └── LoginRequiredError   an MCP server needs an OAuth login (`meta-tools login`)
     ├── ModelError                   the LLM failed after its retries
     │   ├── ScriptExhaustedError     a ScriptedModel was called after its last step
     │   └── SamplingUnsupportedError the MCP host cannot sample with tools
@@ -29,6 +30,7 @@ __all__ = [
     "CategoryNotFoundError",
     "ClosedError",
     "ConfigError",
+    "LoginRequiredError",
     "MetaToolsError",
     "ModelError",
     "SamplingUnsupportedError",
@@ -96,6 +98,26 @@ class ToolExecutionError(ToolError):
 
 class ToolUnavailableError(ToolError):
     kind = "unavailable"
+
+
+class LoginRequiredError(ToolUnavailableError):
+    """An MCP server asks for an OAuth login that nobody did, or that can no longer be refreshed.
+
+    Raised without opening a browser or waiting for input, so a headless `serve`
+    never blocks on it; the message names the server, why, and the command to run.
+    """
+
+    kind = "login_required"
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"MCP server {server!r} {self.why}")
+
+    @property
+    def why(self) -> str:
+        """The message without the server's name: what is missing and the command to run."""
+        return f"needs a login ({self.reason}): run `meta-tools login {self.server}`"
 
 
 class ModelError(MetaToolsError):

@@ -521,9 +521,10 @@ def main() -> None:
     app(args=hoist_global_options(sys.argv[1:]), prog_name="meta-tools")
 
 
-# Register `meta-tools chat` and `group` (listed last); they build on `common`, as the
-# commands above do.
+# Register `meta-tools chat`, `group` and `login` (listed last); they build on `common`, as
+# the commands above do.
 from . import chat as _chat  # noqa: E402, F401
 from . import group as _group  # noqa: E402, F401
+from . import login as _login  # noqa: E402, F401
 
 plain_commands(app)  # every command, `chat` and `group` too: `run [OPTIONS] CATEGORY`

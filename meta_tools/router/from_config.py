@@ -47,6 +47,7 @@ from ..tools.base import BaseTool
 from ..tools.builtins import list_directory_tool, python_tool, read_file_tool, shell_tool
 from ..tools.cache import MemoryCache, RedisCache, ResultCache
 from ..tools.mcp import HttpTransportFactory, McpTarget, McpToolSource
+from ..tools.mcp.oauth import OAuthLogin
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.pack import ToolPack
 from .ways_out import ALTERNATIVES, has_model_section
@@ -343,12 +344,14 @@ def mcp_source(
 
     `command: "python"` (or `"python3"`) runs the router's own interpreter
     (`sys.executable`), so a server module installed next to meta-tools is
-    found; a relative `cwd` is relative to the config file's folder.
+    found; a relative `cwd` is relative to the config file's folder. An HTTP entry
+    with `"auth": "oauth"` sends the server's stored login (see `meta-tools login`).
     """
     target: McpTarget
     if isinstance(config, HttpServerConfig):
+        login = None if config.auth is None else OAuthLogin(name, config.url, scope=config.scope)
         target = HttpTransportFactory(
-            config.transport, config.url, dict(config.headers), config.timeout_s
+            config.transport, config.url, dict(config.headers), config.timeout_s, auth=login
         )
     else:
         target = stdio_parameters(config, base_dir)

@@ -51,7 +51,7 @@ from ..._lifecycle import AsyncCloseable
 from ...exceptions import ToolError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
 from .asks import ElicitationHandler, SamplingHandler
 from .calls import CallBook, InFlight, forward_progress
-from .failures import CALL_FAILURES, call_failure, describe_failure
+from .failures import CALL_FAILURES, call_failure, describe_failure, login_needed
 from .health import Transport, TransportHealth, WatchedTransport
 from .listing import list_remote_tools, router_tools
 from .results import result_value
@@ -358,7 +358,8 @@ class McpToolSource(AsyncCloseable):
         self._retry_at = anyio.current_time() + delay
         self._status = "failed"
         failed = f"could not be reached at {self.url}" if self.url else "could not be started"
-        self._last_error = f"{failed}: {reason}"
+        login = login_needed(exc)
+        self._last_error = f"{failed}: {reason}" if login is None else login.why
         logger.warning(
             "MCP server %r %s (next attempt in %.1f s)", self.name, self._last_error, delay
         )

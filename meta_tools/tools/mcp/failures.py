@@ -6,11 +6,12 @@ import anyio
 import httpx2
 import mcp_types
 from mcp import MCPError
+from mcp.client.auth import OAuthFlowError
 from pydantic import ValidationError
 
-from ...exceptions import ToolError, ToolExecutionError, ToolUnavailableError
+from ...exceptions import LoginRequiredError, ToolError, ToolExecutionError, ToolUnavailableError
 
-__all__ = ["CALL_FAILURES", "call_failure", "describe_failure"]
+__all__ = ["CALL_FAILURES", "call_failure", "describe_failure", "login_needed"]
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -20,11 +21,20 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def login_needed(exc: BaseException) -> LoginRequiredError | None:
+    """The login a failed session needs, if that is why it failed."""
+    return next((e for e in _leaves(exc) if isinstance(e, LoginRequiredError)), None)
+
+
 def describe_failure(exc: BaseException, stderr: str = "") -> str:
     """One line saying why a session could not be opened, plus the server's last stderr."""
     leaves = [e for e in _leaves(exc) if not isinstance(e, anyio.get_cancelled_exc_class())]
     first = leaves[0] if leaves else exc
-    if isinstance(first, FileNotFoundError):
+    if isinstance(first, LoginRequiredError):
+        reason = str(first)
+    elif isinstance(first, OAuthFlowError):  # the SDK's token, registration and flow errors
+        reason = f"the OAuth login failed: {first}"
+    elif isinstance(first, FileNotFoundError):
         reason = f"the command was not found ({first.filename or first})"
     elif isinstance(first, PermissionError):
         reason = f"the command cannot be run: {first.strerror}"

@@ -31,14 +31,15 @@ async def streamable_http_transport(
     health: TransportHealth | None = None,
     headers: dict[str, str] | None = None,
     timeout_s: float = 30.0,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[TransportStreams]:
     """A streamable-HTTP transport whose HTTP failures are counted in `health`."""
     timeout = httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0))
-    async with (
-        watched_http_client(health, headers, timeout) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
+    async with watched_http_client(health, headers, timeout) as http:
+        if auth is not None:
+            http.auth = auth
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
 
 
 @dataclass(frozen=True)
@@ -50,16 +51,20 @@ class HttpTransportFactory:
         url: the server's endpoint.
         headers: sent with every request.
         timeout_s: seconds per request (a streamed read may take up to 300 s).
+        auth: makes a fresh `httpx2.Auth` per session (e.g. `OAuthLogin`, a stored OAuth
+            login); its `Authorization` header is added beside `headers`.
     """
 
     transport: Literal["streamable_http", "sse"]
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = 30.0
+    auth: Callable[[], httpx2.Auth] | None = None
 
     def __call__(
         self, health: TransportHealth | None = None
     ) -> AbstractAsyncContextManager[TransportStreams]:
+        auth = self.auth() if self.auth is not None else None
         if self.transport == "sse":
             timeout_s = self.timeout_s
 
@@ -79,9 +84,10 @@ class HttpTransportFactory:
                 headers=dict(self.headers),
                 timeout=self.timeout_s,
                 httpx_client_factory=factory,
+                auth=auth,
             )
         return streamable_http_transport(
-            self.url, health=health, headers=dict(self.headers), timeout_s=self.timeout_s
+            self.url, health=health, headers=dict(self.headers), timeout_s=self.timeout_s, auth=auth
         )
 
 
