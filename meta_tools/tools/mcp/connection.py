@@ -53,6 +53,7 @@ from .asks import ElicitationHandler, SamplingHandler
 from .calls import CallBook, InFlight, forward_progress
 from .failures import CALL_FAILURES, call_failure, describe_failure, login_needed
 from .health import Transport, TransportHealth, WatchedTransport
+from .identity import CLIENT_INFO
 from .listing import list_remote_tools, router_tools
 from .results import result_value
 from .stderr import StderrTail
@@ -329,6 +330,7 @@ class McpToolSource(AsyncCloseable):
             "cache": None,  # the tool list is ours to keep, refreshed on list_changed
             "logging_callback": self.calls.log,  # a call's log lines are its progress
             "log_level": "info",
+            "client_info": CLIENT_INFO,
         }
         # Declared only where someone can answer (the SDK declares what has a callback).
         if self.calls.elicitation is not None:
