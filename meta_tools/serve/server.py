@@ -55,6 +55,7 @@ from ..router.from_config import serving_fallback
 from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
+from .asks import HostAnswers, passed_up
 from .disconnect import cancel_on_disconnect
 from .http import (
     BearerTokenMiddleware,
@@ -178,7 +179,8 @@ class _Handlers:
         self, checked: CategoryCall, session: str | None, progress: Progress
     ) -> mcp_types.CallToolResult:
         try:
-            result = await self.meta.run(checked, session=session, on_event=progress)
+            with passed_up(progress):  # a level-1 server's questions go to this host
+                result = await self.meta.run(checked, session=session, on_event=progress)
         except ClosedError as exc:
             return error_result(str(exc))
         return _to_result(result)
@@ -348,16 +350,21 @@ def serve_router(
 ) -> MetaManager:
     """The router a config serves: with no `model` section and no key, on the host's model.
 
+    Its MCP servers' questions during a call (elicitation, sampling) go to the host
+    of the call (`asks.HostAnswers`).
+
     Raises:
         ConfigError: every problem of the file.
     """
     loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
+    host = HostAnswers()
     fallback = serving_fallback(loaded)
-    if fallback is None:
-        return MetaManager.from_config(loaded, tools=tools)
-    logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
+    model = None
+    if fallback is not None:
+        logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
+        model = SamplingChatModel(ways_out=ALTERNATIVES)
     return MetaManager.from_config(
-        loaded, tools=tools, model=SamplingChatModel(ways_out=ALTERNATIVES)
+        loaded, tools=tools, model=model, elicitation=host.elicit, sampling=host.sample
     )
 
 
