@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import anyio
 import mcp_types
 import pytest
 from mcp import StdioServerParameters
@@ -35,6 +36,12 @@ class Answers:
     ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
         self.requests.append(request)
         return self.result
+
+
+def asking_stdio() -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tests.servers.asking"], cwd=ROOT
+    )
 
 
 async def call(source: McpToolSource, tool: str, arguments: dict[str, Any]) -> Any:
@@ -120,10 +127,7 @@ async def test_a_stdio_server_gets_its_answer_and_progress_lines_go_to_the_calls
     answers = Answers(
         mcp_types.ElicitResult(action="accept", content={"people": 2, "time": "20:30"})
     )
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tests.servers.asking"], cwd=ROOT
-    )
-    source = McpToolSource("asking", params, elicitation=answers, mode="legacy")
+    source = McpToolSource("asking", asking_stdio(), elicitation=answers, mode="legacy")
     async with source:
         await source.connect()
         booking = source.get_tool("book_table")
@@ -181,3 +185,38 @@ async def test_a_router_from_a_config_passes_its_servers_questions_to_the_handle
     assert (result.status, result.summary) == ("success", "Booked.")
     assert [e.result for e in result.executions] == ['{"result": "booked in Rome for 3 at 19:00"}']
     assert [(r.server, r.tool) for r in answers.requests] == [("asking", "book_table")]
+
+
+@MODES
+async def test_a_log_line_of_the_server_during_a_call_goes_to_the_calls_progress_sink(
+    mode: str,
+) -> None:
+    lines: list[tuple[str, str, str]] = []
+
+    async def sink(server: str, tool: str, line: str) -> None:
+        lines.append((server, tool, line))
+
+    source = McpToolSource("asking", asking.build(), mode=mode)  # type: ignore[arg-type]
+    with reporting_to(sink):
+        assert await call(source, "noisy", {}) == {"result": "warm"}
+    assert lines == [("asking", "noisy", "info: warming up")]
+
+
+async def test_a_question_on_a_legacy_session_with_two_calls_running_is_declined_in_words() -> None:
+    answers = Answers(mcp_types.ElicitResult(action="accept", content={"people": 1}))
+    # over stdio, a legacy session's question arrives apart from the call that asked
+    source = McpToolSource("asking", asking_stdio(), mode="legacy", elicitation=answers)
+    async with source, anyio.create_task_group() as group:
+        await source.connect()
+        hold, release, book = (source.get_tool(n) for n in ("hold", "release", "book_table"))
+        assert hold is not None and release is not None and book is not None
+        group.start_soon(hold.call, {})
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(ToolExecutionError) as failed:
+            await book.call({"city": "Lyon"})
+        await release.call({})
+    assert answers.requests == []
+    assert (
+        "meta-tools declined: 2 calls to it were running at once and its connection (protocol"
+        " 2025-11-25) does not say which one asked"
+    ) in str(failed.value)

@@ -5,8 +5,11 @@ python -m tests.servers.asking   # stdio
 
 from __future__ import annotations
 
+import warnings
 from typing import Annotated, Any
 
+import anyio
+from mcp import MCPDeprecationWarning
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve, Sample
 from mcp_types import CreateMessageResult, SamplingMessage, TextContent
@@ -74,6 +77,28 @@ def build() -> MCPServer:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step}")
         return f"counted to {steps}"
+
+    @server.tool()
+    async def noisy(ctx: Context) -> str:
+        """Log a line while working."""
+        with warnings.catch_warnings():  # deprecated in 2026-07-28, still sent
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await ctx.log("info", "warming up")
+        return "warm"
+
+    released = anyio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        """Wait until `release` is called."""
+        await released.wait()
+        return "released"
+
+    @server.tool()
+    def release() -> str:
+        """End the wait of `hold`."""
+        released.set()
+        return "ok"
 
     return server
 
