@@ -66,6 +66,7 @@ __all__ = [
     "MetaToolsConfig",
     "ModelConfig",
     "ReadOnce",
+    "ResumeConfig",
     "RoutingConfig",
     "ServeConfig",
     "StdioServerConfig",
@@ -115,6 +116,27 @@ class MemoryConfig(_Strict):
     ttl_s: float = Field(86_400.0, gt=0)
 
 
+class ResumeConfig(_Strict):
+    """Resumable streams of `meta-tools serve --transport http` (2025-11-25 sessions).
+
+    Each response stream's events (the priming event, progress, the result) are
+    kept in the process, or in `memory.redis_url` when set, so that a host whose
+    connection drops sends `Last-Event-ID` and gets what it missed. `max_streams`
+    streams are kept (the least recently used go first), each with its last
+    `max_events` events, for `ttl_s` seconds after its last event. A call whose
+    stream dropped runs on for `grace_s` seconds awaiting a resumption, and is
+    cancelled if none comes. `retry_ms` is the reconnection delay the priming
+    event suggests. `enabled: false` keeps nothing (a drop cancels the call).
+    """
+
+    enabled: bool = True
+    max_streams: int = Field(1024, ge=1, le=1_000_000)
+    max_events: int = Field(256, ge=2, le=65_536)
+    ttl_s: float = Field(300.0, gt=0, le=86_400)
+    grace_s: float = Field(30.0, gt=0, le=3600)
+    retry_ms: int = Field(1000, ge=0, le=600_000)
+
+
 class ServeConfig(_Strict):
     """`meta-tools serve`: behind a proxy, and with several replicas.
 
@@ -124,6 +146,7 @@ class ServeConfig(_Strict):
     are believed. `state_keys`: secrets (>= 32 bytes; the first seals, all
     open) that every replica shares, so that any replica can continue a
     2026-07-28 sampling call; `META_TOOLS_STATE_KEY` is used when empty.
+    `resume`: what is kept so that a host can resume a dropped stream.
     """
 
     allowed_hosts: list[str] = Field(default_factory=list)
@@ -132,6 +155,7 @@ class ServeConfig(_Strict):
     state_keys: list[str] = Field(default_factory=list)
     state_ttl_s: float = Field(300.0, gt=0, le=86_400)
     max_state_bytes: int = Field(262_144, ge=4096, le=16_777_216)
+    resume: ResumeConfig = ResumeConfig()
 
     @field_validator("state_keys")
     @classmethod

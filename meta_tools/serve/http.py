@@ -33,8 +33,11 @@ from anyio.abc import TaskStatus
 from mcp.server import Server
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..config import ResumeConfig
 from .disconnect import DisconnectWatch
+from .events import EventLog
 from .proxy import LOOPBACK, ReplicaSessionIds, transport_security
+from .resumption import ResumeGate, Resumptions, resumable_app
 
 __all__ = [
     "PRINCIPAL",
@@ -126,21 +129,39 @@ def http_app(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     replica: str | None = None,
+    events: EventLog | None = None,
+    resume: ResumeConfig | None = None,
 ) -> ASGIApp:
     """The streamable-HTTP ASGI app: DNS-rebinding protection, body limit, optional token.
 
     `allowed_hosts` / `allowed_origins` add the public names a proxy forwards;
     `replica` names this process in the session ids it hands out, for a load
-    balancer's session affinity (see `meta_tools.serve.proxy`).
+    balancer's session affinity (see `meta_tools.serve.proxy`). With `events`,
+    response streams can be resumed within the bounds of `resume` (see
+    `meta_tools.serve.resumption`).
     """
     if token is None and host not in LOOPBACK:
         logger.warning("serving on %s without a token: anyone who can reach it can call it", host)
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=path,
-        max_request_body_size=max_body_bytes,
-        transport_security=transport_security(host, allowed_hosts, allowed_origins),
-        host=host,
-    )
+    security = transport_security(host, allowed_hosts, allowed_origins)
+    app: ASGIApp
+    if events is None:
+        app = server.streamable_http_app(
+            streamable_http_path=path,
+            max_request_body_size=max_body_bytes,
+            transport_security=security,
+            host=host,
+        )
+    else:
+        settings = resume or ResumeConfig()
+        app = resumable_app(
+            server,
+            events,
+            path=path,
+            max_body_bytes=max_body_bytes,
+            security=security,
+            retry_ms=settings.retry_ms,
+        )
+        app = ResumeGate(app, Resumptions(events, settings))
     app = DisconnectWatch(app)
     if replica:
         app = ReplicaSessionIds(app, replica)

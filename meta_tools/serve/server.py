@@ -47,7 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._version import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
-from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
+from ..config import MemoryConfig, MetaToolsConfig, ResumeConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import SamplingChatModel, host_supports_tool_sampling, sampling_host
 from ..llm.wrapper import find_model
@@ -57,6 +57,7 @@ from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
 from .asks import HostAnswers, passed_up
 from .disconnect import cancel_on_disconnect
+from .events import event_log
 from .http import (
     BearerTokenMiddleware,
     Listen,
@@ -76,6 +77,7 @@ from .resume import (
     state_keys,
     state_security,
 )
+from .resumption import resumable
 from .sessions import SESSION_META_KEY, SessionKeys
 
 __all__ = [
@@ -272,13 +274,19 @@ def error_result(message: str) -> mcp_types.CallToolResult:
 async def _until_gone(
     ctx: ServerRequestContext[Any, Any], run: Callable[[], Awaitable[mcp_types.CallToolResult]]
 ) -> mcp_types.CallToolResult:
-    """Run a call; on a legacy HTTP session, cancel it when its client disconnects.
+    """Run a call; on a legacy HTTP session, cancel it when its client disconnects for good.
+
+    With resumable streams, for good means: not back within `serve.resume.grace_s`.
 
     (2026-07-28 requests are cancelled by the SDK itself.)
     """
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return await run()
-    result = await cancel_on_disconnect(ctx.request, run)
+    stream = resumable(ctx)  # then the client may come back for the result
+    if stream is not None:
+        result = await stream.until_abandoned(ctx.request, run)
+    else:
+        result = await cancel_on_disconnect(ctx.request, run)
     if result is None:
         logger.info("a client disconnected mid-call; its run was cancelled")
         return error_result("the client disconnected; the call was cancelled")
@@ -382,11 +390,14 @@ async def serve(
     path: str = "/mcp",
     max_body_bytes: int = 1_048_576,
     replica: str | None = None,
+    resume: ResumeConfig | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the router's category tools over MCP until stdin closes or this is cancelled.
 
     `replica` (HTTP) names this process in its session ids (see `ReplicaSessionIds`).
+    `resume` (HTTP) replaces the config's `serve.resume`: what is kept so that a host
+    can resume a dropped stream.
 
     Raises:
         ConfigError: the config (or its tool lists against the MCP servers) is invalid.
@@ -408,7 +419,8 @@ async def serve(
             return
         settings = meta.config.serve if meta.config is not None else ServeConfig()
         memory = meta.config.memory if meta.config is not None else MemoryConfig()
-        async with used_states(memory) as used:
+        resuming = resume or settings.resume
+        async with used_states(memory) as used, event_log(memory, resuming) as events:
             mcp_server = build_server(
                 meta,
                 state_keys=state_keys(settings),
@@ -425,6 +437,8 @@ async def serve(
                 allowed_hosts=settings.allowed_hosts,
                 allowed_origins=settings.allowed_origins,
                 replica=replica,
+                events=events,
+                resume=resuming,
             )
             listen = Listen(host, port, path, settings.trusted_proxies)
             await serve_http(app, listen, task_status, caught)

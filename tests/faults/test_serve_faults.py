@@ -21,6 +21,7 @@ from mcp import Client
 
 from meta_tools import tool
 from meta_tools.category.manager import CategoryManager
+from meta_tools.config import ResumeConfig
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
@@ -56,10 +57,12 @@ anyio.run(main)
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_client_killed_mid_call_cancels_its_run_and_others_are_served(mode: str) -> None:
     # Both eras: the 2026-07-28 SDK cancels the request; on a legacy (2025-11-25) HTTP
-    # session the router notices the disconnect itself.
+    # session the router notices the disconnect itself, and cancels the run once the
+    # client has not resumed its stream within the grace.
     model, meta, started, cancelled = worker_router(tool_timeout_s=30)
     async with anyio.create_task_group() as group:
-        url = await group.start(partial(serve, meta, transport="http", port=0))
+        resume = ResumeConfig(grace_s=0.5)
+        url = await group.start(partial(serve, meta, transport="http", port=0, resume=resume))
         await kill_client_mid_call(url, mode, started)
         with anyio.fail_after(10):
             await cancelled.wait()  # the server noticed and cancelled the run
