@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -28,6 +28,7 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 SCOPE = "tools"
 
@@ -162,9 +163,27 @@ class ProtectedServer:
     provider: MemoryAuthorizationServer
 
 
+def _watched(app: ASGIApp, on_request: Callable[[dict[str, str]], None]) -> ASGIApp:
+    """`app`, telling `on_request` the headers of every HTTP request."""
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            on_request({k.decode(): v.decode() for k, v in scope["headers"]})
+        await app(scope, receive, send)
+
+    return watched
+
+
 @asynccontextmanager
-async def protected_server(*, access_lifetime_s: int = 3600) -> AsyncIterator[ProtectedServer]:
-    """Serve the protected MCP server with uvicorn on a free 127.0.0.1 port."""
+async def protected_server(
+    *,
+    access_lifetime_s: int = 3600,
+    on_request: Callable[[dict[str, str]], None] | None = None,
+) -> AsyncIterator[ProtectedServer]:
+    """Serve the protected MCP server with uvicorn on a free 127.0.0.1 port.
+
+    `on_request` gets the headers of each HTTP request the server receives.
+    """
     import uvicorn
 
     sock = socket.socket()
@@ -172,7 +191,9 @@ async def protected_server(*, access_lifetime_s: int = 3600) -> AsyncIterator[Pr
     sock.listen(64)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     provider = MemoryAuthorizationServer(access_lifetime_s=access_lifetime_s)
-    app = build(base, provider).streamable_http_app()
+    app: ASGIApp = build(base, provider).streamable_http_app()
+    if on_request is not None:
+        app = _watched(app, on_request)
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     )
