@@ -38,7 +38,6 @@ import mcp_types
 from anyio.abc import TaskStatus
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.message import ServerMessageMetadata
@@ -56,6 +55,7 @@ from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
 from .asks import HostAnswers, passed_up
+from .capabilities import RouterServer
 from .disconnect import cancel_on_disconnect
 from .events import event_log
 from .http import (
@@ -333,7 +333,7 @@ def build_server(
         finally:
             unsubscribe()
 
-    server: Server[dict[str, Any]] = Server(
+    server: Server[dict[str, Any]] = RouterServer(
         name,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -412,9 +412,7 @@ async def serve(
             server = build_server(meta, default_session=f"stdio:{uuid.uuid4().hex}")
             async with stdio_server() as (read, write):
                 task_status.started("stdio")
-                options = server.create_initialization_options(
-                    notification_options=NotificationOptions(tools_changed=True)
-                )
+                options = server.create_initialization_options()  # declares list_changed
                 await server.run(read, write, options)
             return
         settings = meta.config.serve if meta.config is not None else ServeConfig()
