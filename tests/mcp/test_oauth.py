@@ -14,12 +14,14 @@ import stat
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 import pytest
 
 from meta_tools.config import MetaToolsConfig
-from meta_tools.exceptions import ConfigError, ToolUnavailableError
+from meta_tools.exceptions import ConfigError, LoginRequiredError, ToolUnavailableError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.mcp import HttpTransportFactory, McpToolSource
@@ -265,3 +267,46 @@ async def test_the_login_command_follows_the_browser_stores_the_login_and_list_s
         assert "add" in listed
     for secret in secrets_of(login):
         assert secret not in out + err + listed + list_err + config.read_text()
+
+
+async def test_a_login_refused_in_the_browser_ends_with_the_authorization_servers_words(
+    tmp_path: Path,
+) -> None:
+    async def refuse(url: str) -> None:
+        query = parse_qs(urlsplit(url).query)
+        back = f"{query['redirect_uri'][0]}?error=access_denied&error_description=Not+today"
+        async with httpx2.AsyncClient() as http:
+            assert (await http.get(back)).status_code == 200
+
+    async with protected_server() as served:
+        login = OAuthLogin("protected", served.url, TokenStore(tmp_path / "tokens"))
+        with anyio.fail_after(30), pytest.raises(LoginRequiredError) as caught:
+            await log_in(login, refuse)
+    assert str(caught.value) == (
+        "MCP server 'protected' needs a login (the authorization server refused: Not today):"
+        " run `meta-tools login protected`"
+    )
+    assert stored_tokens(tmp_path) is None
+
+
+async def test_a_login_nobody_finishes_in_the_browser_ends_after_the_wait(tmp_path: Path) -> None:
+    shown: list[str] = []
+
+    async def ignore(url: str) -> None:
+        shown.append(url)
+
+    async with protected_server() as served:
+        login = OAuthLogin("protected", served.url, TokenStore(tmp_path / "tokens"))
+        with anyio.fail_after(30), pytest.raises(LoginRequiredError) as caught:
+            await log_in(login, ignore, wait_s=0.2)
+    assert "(no answer from the browser within 0.2 s)" in str(caught.value)
+    (url,) = shown
+    query = parse_qs(urlsplit(url).query)
+    assert (query["code_challenge_method"], query["response_type"]) == (["S256"], ["code"])
+    assert query["resource"] == [served.url]
+    assert stored_tokens(tmp_path) is None
+
+
+def stored_tokens(folder: Path) -> object:
+    login = TokenStore(folder / "tokens").load("protected")
+    return None if login is None else login.tokens
