@@ -8,7 +8,8 @@ host that made it (`serving`). When a level-1 server asks during that call:
   the mode asked, `form` or `url`; sampling): the request goes to the host
   mid-call, tied to its call, and the host's answer goes back down;
 - the host did not declare it: declined, saying so;
-- the host connected with 2026-07-28: declined. In that era a server cannot ask
+- the host connected with 2026-07-28: declined (sampling: answered by the
+  router's own model when it has one, as when the host did not declare it). In that era a server cannot ask
   its client mid-call; it would have to stop the whole category run, with the
   level-1 server's own pending call, and go on when the host retries. The router
   carries only a run waiting for its model that way, not a level-1 call.
@@ -32,7 +33,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._text import valid_utf8
-from ..tools.mcp.asks import ElicitationRequest, SamplingRequest, reporting_to
+from ..tools.mcp.asks import ElicitationRequest, SamplingHandler, SamplingRequest, reporting_to
 from .progress import Progress
 
 logger = logging.getLogger("meta_tools.server")
@@ -95,7 +96,15 @@ def _refused(why: str) -> mcp_types.ErrorData:
 
 
 class HostAnswers:
-    """The served router's elicitation and sampling handlers: the host of the call answers."""
+    """The served router's elicitation and sampling handlers: the host of the call answers.
+
+    Args:
+        sampling: answers a sampling request that the host cannot (the router's own
+            model, when it has one); none: declined.
+    """
+
+    def __init__(self, *, sampling: SamplingHandler | None = None) -> None:
+        self.fallback = sampling
 
     async def elicit(
         self, request: ElicitationRequest
@@ -118,20 +127,32 @@ class HostAnswers:
         mcp_types.CreateMessageResult | mcp_types.CreateMessageResultWithTools | mcp_types.ErrorData
     ):
         ctx = request.context.run(_HOST.get)
-        if ctx is None:
-            return _refused("no MCP host is waiting on this call")
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return _refused(_MODERN)
-        capabilities = ctx.session.client_capabilities
-        sampling = capabilities.sampling if capabilities is not None else None
-        if sampling is None:
-            return _refused("the MCP host did not declare sampling")
-        if request.params.tools and sampling.tools is None:
-            return _refused("the MCP host did not declare sampling with tools")
+        why = _host_cannot_sample(ctx, request.params)
+        if why is not None or ctx is None:
+            if self.fallback is not None:
+                return await self.fallback(request)
+            return _refused(why or "no MCP host is waiting on this call")
         message = mcp_types.CreateMessageRequest(params=request.params)
         if request.params.tools:
             return await _ask(ctx, message, mcp_types.CreateMessageResultWithTools)
         return await _ask(ctx, message, mcp_types.CreateMessageResult)
+
+
+def _host_cannot_sample(
+    ctx: ServerRequestContext[Any, Any] | None, params: mcp_types.CreateMessageRequestParams
+) -> str | None:
+    """Why the host of `ctx` cannot answer this sampling request; None when it can."""
+    if ctx is None:
+        return "no MCP host is waiting on this call"
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return _MODERN
+    capabilities = ctx.session.client_capabilities
+    sampling = capabilities.sampling if capabilities is not None else None
+    if sampling is None:
+        return "the MCP host did not declare sampling"
+    if params.tools and sampling.tools is None:
+        return "the MCP host did not declare sampling with tools"
+    return None
 
 
 def _declared_elicitation(capabilities: mcp_types.ClientCapabilities | None, mode: str) -> bool:

@@ -54,6 +54,7 @@ from ..router.from_config import serving_fallback
 from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
+from ..tools.mcp.model_sampling import ModelSampling
 from .asks import HostAnswers, passed_up
 from .capabilities import RouterServer
 from .disconnect import cancel_on_disconnect
@@ -359,21 +360,26 @@ def serve_router(
     """The router a config serves: with no `model` section and no key, on the host's model.
 
     Its MCP servers' questions during a call (elicitation, sampling) go to the host
-    of the call (`asks.HostAnswers`).
+    of the call (`asks.HostAnswers`); a sampling request the host cannot answer goes
+    to the router's own model, when it has one.
 
     Raises:
         ConfigError: every problem of the file.
     """
     loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
-    host = HostAnswers()
     fallback = serving_fallback(loaded)
-    model = None
     if fallback is not None:
         logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
-        model = SamplingChatModel(ways_out=ALTERNATIVES)
-    return MetaManager.from_config(
+        host = HostAnswers()
+        model: SamplingChatModel | None = SamplingChatModel(ways_out=ALTERNATIVES)
+    else:
+        # A host that cannot sample leaves the servers' requests to the router's model.
+        host = HostAnswers(sampling=ModelSampling(lambda: meta.model))
+        model = None
+    meta = MetaManager.from_config(
         loaded, tools=tools, model=model, elicitation=host.elicit, sampling=host.sample
     )
+    return meta
 
 
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:

@@ -16,6 +16,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.mcp.asks import ElicitationRequest, SamplingRequest, reporting_to
 from meta_tools.tools.mcp.connection import McpToolSource
+from meta_tools.tools.mcp.model_sampling import ModelSampling, to_chat_request
 from tests.mcp.conftest import ROOT
 from tests.servers import asking
 
@@ -220,3 +221,49 @@ async def test_a_question_on_a_legacy_session_with_two_calls_running_is_declined
         "meta-tools declined: 2 calls to it were running at once and its connection (protocol"
         " 2025-11-25) does not say which one asked"
     ) in str(failed.value)
+
+
+@MODES
+async def test_a_servers_sampling_request_can_be_answered_by_one_of_our_models(mode: str) -> None:
+    model = ScriptedModel([AssistantTurn(text="cerulean")])
+    source = McpToolSource("asking", asking.build(), mode=mode, sampling=ModelSampling(model))  # type: ignore[arg-type]
+    assert await call(source, "one_word", {"topic": "sky"}) == {"result": "cerulean"}
+    (asked,) = model.requests
+    assert [(m.role, m.content) for m in asked.messages] == [("user", "One word about sky")]
+
+
+async def test_a_sampling_conversation_with_tool_uses_becomes_the_same_chat() -> None:
+    params = mcp_types.CreateMessageRequestParams(
+        system_prompt="Pick a tool.",
+        max_tokens=64,
+        messages=[
+            mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(text="17+25?")),
+            mcp_types.SamplingMessage(
+                role="assistant",
+                content=[mcp_types.ToolUseContent(id="c1", name="add", input={"a": 17, "b": 25})],
+            ),
+            mcp_types.SamplingMessage(
+                role="user",
+                content=[
+                    mcp_types.ToolResultContent(
+                        tool_use_id="c1", content=[mcp_types.TextContent(text="42")]
+                    )
+                ],
+            ),
+        ],
+        tools=[mcp_types.Tool(name="add", description="Add", input_schema={"type": "object"})],
+    )
+    chat = to_chat_request(params)
+    assert [m.model_dump(exclude_none=True) for m in chat.messages] == [
+        {"role": "system", "content": "Pick a tool.", "tool_calls": []},
+        {"role": "user", "content": "17+25?", "tool_calls": []},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c1", "name": "add", "arguments": {"a": 17, "b": 25}}],
+        },
+        {"role": "tool", "content": "42", "tool_calls": [], "tool_call_id": "c1"},
+    ]
+    assert [(t.name, t.description, t.parameters) for t in chat.tools] == [
+        ("add", "Add", {"type": "object"})
+    ]

@@ -15,6 +15,7 @@ from meta_tools.router.manager import MetaManager
 from meta_tools.serve.asks import HostAnswers
 from meta_tools.serve.server import build_server, serve_router
 from meta_tools.tools.mcp.connection import McpToolSource
+from meta_tools.tools.mcp.model_sampling import ModelSampling
 from tests.mcp.conftest import no_leaks  # noqa: F401  (the MCP tests' leak check, here too)
 from tests.servers import asking
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.anyio
 TASK = {"objective": "Book a table", "exact_input": "Lyon"}
 
 
-def router(tool: str, arguments: dict[str, Any]) -> MetaManager:
+def router(tool: str, arguments: dict[str, Any], host: HostAnswers | None = None) -> MetaManager:
     """A router whose one category calls `tool` of the asking server, then sums up."""
 
     def answer(request: ChatRequest) -> AssistantTurn:
@@ -31,7 +32,7 @@ def router(tool: str, arguments: dict[str, Any]) -> MetaManager:
             return AssistantTurn(tool_calls=[ToolCall(name=tool, arguments=arguments)])
         return AssistantTurn(text="Done.")
 
-    host = HostAnswers()
+    host = host or HostAnswers()
     source = McpToolSource(
         "asking",
         asking.build(),  # type: ignore[arg-type]
@@ -163,3 +164,15 @@ async def test_the_served_router_gives_its_mcp_servers_the_hosts_answers() -> No
     )
     (source,) = serve_router(config).sources
     assert source.calls.elicitation is not None and source.calls.sampling is not None
+
+
+async def test_a_sampling_request_the_host_cannot_answer_goes_to_the_routers_own_model() -> None:
+    own = ScriptedModel([AssistantTurn(text="teal")])
+    host = HostAnswers(sampling=ModelSampling(own))
+    async with (
+        router("one_word", {"topic": "sea"}, host) as meta,
+        Client(build_server(meta), mode="legacy") as client,
+    ):
+        done = await executions(client)
+    assert [d["result"] for d in done] == ['{"result": "teal"}']
+    assert own.remaining == 0
