@@ -18,6 +18,7 @@ import anyio.to_thread
 import typer
 
 from ..config import HttpServerConfig
+from ..exceptions import LoginRequiredError, ToolUnavailableError
 from ..tools.mcp.oauth import OAuthLogin, TokenStore, log_in
 from .common import (
     DEFAULT_CONFIG,
@@ -87,16 +88,24 @@ def login(
 
         target = OAuthLogin(server, entry.url, store, scope=entry.scope)
         err.print(f"Logging in to {server!r} at {printable(entry.url)} ...", markup=False)
-        outcome = anyio.run(
-            lambda: log_in(
-                target,
-                show,
-                transport=entry.transport,
-                headers=entry.headers,
-                timeout_s=entry.timeout_s,
-                wait_s=wait,
+        try:
+            outcome = anyio.run(
+                lambda: log_in(
+                    target,
+                    show,
+                    transport=entry.transport,
+                    headers=entry.headers,
+                    timeout_s=entry.timeout_s,
+                    wait_s=wait,
+                )
             )
-        )
+        except LoginRequiredError as exc:
+            fail(
+                f"could not log in to {server!r}: {exc.reason}",
+                f"run `meta-tools login {server}` again; --wait SECONDS gives the browser more time",
+            )
+        except ToolUnavailableError as exc:
+            fail(str(exc), f"check the url of {server!r} in the config and that the server is up")
         tools = f"{outcome.tools} tool{'s' if outcome.tools != 1 else ''}"
         if outcome.stored is None:
             err.print(

@@ -267,6 +267,38 @@ async def test_the_login_command_follows_the_browser_stores_the_login_and_list_s
         assert "add" in listed
     for secret in secrets_of(login):
         assert secret not in out + err + listed + list_err + config.read_text()
+    code, _, forgot = await run_command(
+        "login", "protected", "-c", str(config), "--forget", env=env
+    )
+    assert code == 0, forgot
+    assert not (tmp_path / "tokens" / "protected.json").exists()
+
+
+async def test_login_without_a_browser_prints_the_url_and_ends_after_the_wait_in_one_line(
+    tmp_path: Path,
+) -> None:
+    env = {DATA_DIR_ENV: str(tmp_path)}
+    async with protected_server() as served:
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps(config_data(served.url)))
+        args = ("login", "protected", "-c", str(config), "--no-browser", "--wait", "1")
+        code, _, err = await run_command(*args, env=env)
+    assert code == 1
+    assert "Open this URL to log in:\n  http://127.0.0.1:" in err
+    assert err.splitlines()[-2:] == [
+        "error: could not log in to 'protected': no answer from the browser within 1 s",
+        "hint: run `meta-tools login protected` again; --wait SECONDS gives the browser more time",
+    ]
+    assert stored_tokens(tmp_path) is None
+
+
+async def test_a_token_folder_made_wider_is_narrowed_when_a_login_is_saved(tmp_path: Path) -> None:
+    folder = tmp_path / "tokens"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    TokenStore(folder).save(ServerLogin(server="a/b", url="http://127.0.0.1:1/mcp"))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert [p.name for p in folder.iterdir()] == ["a%2Fb.json"]  # a name is never a path
 
 
 async def test_a_login_refused_in_the_browser_ends_with_the_authorization_servers_words(
