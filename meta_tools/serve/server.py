@@ -80,6 +80,7 @@ from .resume import (
 )
 from .resumption import resumable
 from .sessions import SESSION_META_KEY, SessionKeys
+from .unknown import unknown_category_error
 
 __all__ = [
     "REQUEST_META_KEY",
@@ -160,7 +161,12 @@ class _Handlers:
         arguments = dict(params.arguments or {})
         try:
             checked = self.meta.check_call(params.name, arguments)
-        except (CategoryNotFoundError, ToolArgumentsError) as exc:
+        except CategoryNotFoundError as exc:
+            refused = unknown_category_error(ctx.protocol_version, exc)
+            if refused is not None:
+                raise refused from None
+            return error_result(str(exc))
+        except ToolArgumentsError as exc:
             return error_result(str(exc))
         request = (params.meta or {}).get(REQUEST_META_KEY)
         if isinstance(request, str) and len(request) <= MAX_ARGUMENT_CHARS:

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from typer.testing import CliRunner
 
 from meta_tools.cli.app import app
@@ -356,8 +356,9 @@ async def test_serve_over_stdio_keeps_stdout_for_the_protocol(workdir: Path) -> 
         async with Client(parameters) as client:
             listed = await client.list_tools()
             assert [t.name for t in listed.tools] == ["math", "text"]
-            answer = await client.call_tool("nope", {"objective": "x", "exact_input": "y"})
-            assert answer.is_error is True
+            with pytest.raises(MCPError) as refused:  # an unknown tool: a protocol error
+                await client.call_tool("nope", {"objective": "x", "exact_input": "y"})
+            assert refused.value.code == -32602
 
 
 def test_validate_reports_an_mcp_server_that_cannot_start_and_the_tools_it_left_unchecked(
