@@ -10,9 +10,11 @@ a category whose model wraps one (`RecoveringModel(SamplingChatModel())`).
 
 Each category tool returns its `CategoryResult` as JSON text and as structured
 content; status `failed` sets `isError`. Every step is reported as MCP
-progress. A cancelled call cancels its running tools. Clients are kept apart:
-each call's category memory is keyed by an identity the server checked
-(`sessions`); a 2026-07-28 HTTP call without a token has none.
+progress, and a call whose host asked for progress reports at least every
+`progress_every_s` seconds, also while its model thinks (hosts that reset their
+timeout on progress keep waiting). A cancelled call cancels its running tools.
+Clients are kept apart: each call's category memory is keyed by an identity
+the server checked (`sessions`); a 2026-07-28 HTTP call without a token has none.
 
 A host may send the user's own words with a call, `_meta["meta-tools/request"]`
 (`REQUEST_META_KEY`): the category ranks its shortlist for them too and its model
@@ -38,6 +40,7 @@ import mcp_types
 from anyio.abc import TaskStatus
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.message import ServerMessageMetadata
@@ -46,7 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._version import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
-from ..config import MemoryConfig, MetaToolsConfig, ResumeConfig, ServeConfig
+from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import SamplingChatModel, host_supports_tool_sampling, sampling_host
 from ..llm.wrapper import find_model
@@ -54,18 +57,14 @@ from ..router.from_config import serving_fallback
 from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
-from ..tools.mcp.model_sampling import ModelSampling
-from .asks import HostAnswers, passed_up
-from .capabilities import RouterServer
 from .disconnect import cancel_on_disconnect
-from .events import event_log
 from .http import (
     BearerTokenMiddleware,
     Listen,
     http_app,
     serve_http,
 )
-from .progress import Progress
+from .progress import PROGRESS_EVERY_S, Progress
 from .replay import UsedStates, used_states
 from .resume import (
     SAMPLE_KEY,
@@ -78,9 +77,7 @@ from .resume import (
     state_keys,
     state_security,
 )
-from .resumption import resumable
 from .sessions import SESSION_META_KEY, SessionKeys
-from .unknown import unknown_category_error
 
 __all__ = [
     "REQUEST_META_KEY",
@@ -116,10 +113,18 @@ def _to_result(result: CategoryResult) -> mcp_types.CallToolResult:
 class _Handlers:
     """The MCP request handlers over one MetaManager."""
 
-    def __init__(self, meta: MetaManager, sessions: SessionKeys, codec: StateCodec) -> None:
+    def __init__(
+        self,
+        meta: MetaManager,
+        sessions: SessionKeys,
+        codec: StateCodec,
+        *,
+        progress_every_s: float = PROGRESS_EVERY_S,
+    ) -> None:
         self.meta = meta
         self.sessions = sessions
         self.codec = codec
+        self.progress_every_s = progress_every_s
         self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.events = InMemorySubscriptionBus()
         self._output_schema = CategoryResult.model_json_schema()
@@ -161,12 +166,7 @@ class _Handlers:
         arguments = dict(params.arguments or {})
         try:
             checked = self.meta.check_call(params.name, arguments)
-        except CategoryNotFoundError as exc:
-            refused = unknown_category_error(ctx.protocol_version, exc)
-            if refused is not None:
-                raise refused from None
-            return error_result(str(exc))
-        except ToolArgumentsError as exc:
+        except (CategoryNotFoundError, ToolArgumentsError) as exc:
             return error_result(str(exc))
         request = (params.meta or {}).get(REQUEST_META_KEY)
         if isinstance(request, str) and len(request) <= MAX_ARGUMENT_CHARS:
@@ -175,21 +175,25 @@ class _Handlers:
             return error_result(_request_problem(request))
         session = self.sessions.key_for(ctx, params)
         if find_model(checked.category.model, SamplingChatModel) is None:
-            return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
+            return await _until_gone(ctx, lambda: self._run(checked, session, self._progress(ctx)))
         capabilities = ctx.session.client_capabilities
         if not host_supports_tool_sampling(capabilities):
             return error_result(unsupported_message(capabilities))
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._sampling_round(ctx, params, checked, session)
         with sampling_host(LegacyHost(ctx)):
-            return await _until_gone(ctx, lambda: self._run(checked, session, Progress(ctx)))
+            return await _until_gone(ctx, lambda: self._run(checked, session, self._progress(ctx)))
+
+    def _progress(self, ctx: ServerRequestContext[Any, Any]) -> Progress:
+        return Progress(ctx, every_s=self.progress_every_s)
 
     async def _run(
         self, checked: CategoryCall, session: str | None, progress: Progress
     ) -> mcp_types.CallToolResult:
         try:
-            with passed_up(progress):  # a level-1 server's questions go to this host
-                result = await self.meta.run(checked, session=session, on_event=progress)
+            result = await progress.kept_alive(
+                lambda: self.meta.run(checked, session=session, on_event=progress)
+            )
         except ClosedError as exc:
             return error_result(str(exc))
         return _to_result(result)
@@ -225,7 +229,7 @@ class _Handlers:
         host = DeferredHost(answer)
         with sampling_host(host):
             try:
-                return await self._run(checked, session, Progress(ctx))
+                return await self._run(checked, session, self._progress(ctx))
             except RunSuspended as stopped:
                 suspended = stopped
         if host.deferred is None:  # a model of its own deferred, not the host's
@@ -281,19 +285,13 @@ def error_result(message: str) -> mcp_types.CallToolResult:
 async def _until_gone(
     ctx: ServerRequestContext[Any, Any], run: Callable[[], Awaitable[mcp_types.CallToolResult]]
 ) -> mcp_types.CallToolResult:
-    """Run a call; on a legacy HTTP session, cancel it when its client disconnects for good.
-
-    With resumable streams, for good means: not back within `serve.resume.grace_s`.
+    """Run a call; on a legacy HTTP session, cancel it when its client disconnects.
 
     (2026-07-28 requests are cancelled by the SDK itself.)
     """
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return await run()
-    stream = resumable(ctx)  # then the client may come back for the result
-    if stream is not None:
-        result = await stream.until_abandoned(ctx.request, run)
-    else:
-        result = await cancel_on_disconnect(ctx.request, run)
+    result = await cancel_on_disconnect(ctx.request, run)
     if result is None:
         logger.info("a client disconnected mid-call; its run was cancelled")
         return error_result("the client disconnected; the call was cancelled")
@@ -313,6 +311,7 @@ def build_server(
     state_ttl_s: float = _SERVE.state_ttl_s,
     max_state_bytes: int = _SERVE.max_state_bytes,
     used_states: UsedStates | None = None,
+    progress_every_s: float = PROGRESS_EVERY_S,
 ) -> Server[dict[str, Any]]:
     """The low-level MCP server exposing exactly `meta`'s category tools.
 
@@ -329,8 +328,15 @@ def build_server(
         max_state_bytes: the largest `request_state` (compressed run state) sent.
         used_states: where the states already used are remembered (shared by the
             replicas: in Redis); none: in this process.
+        progress_every_s: the longest a call goes without a progress notification
+            when its host asked for progress (> 0).
     """
-    handlers = _Handlers(meta, SessionKeys(default_session), StateCodec(max_state_bytes))
+    handlers = _Handlers(
+        meta,
+        SessionKeys(default_session),
+        StateCodec(max_state_bytes),
+        progress_every_s=progress_every_s,
+    )
 
     @asynccontextmanager
     async def lifespan(_: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -340,7 +346,7 @@ def build_server(
         finally:
             unsubscribe()
 
-    server: Server[dict[str, Any]] = RouterServer(
+    server: Server[dict[str, Any]] = Server(
         name,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -365,27 +371,17 @@ def serve_router(
 ) -> MetaManager:
     """The router a config serves: with no `model` section and no key, on the host's model.
 
-    Its MCP servers' questions during a call (elicitation, sampling) go to the host
-    of the call (`asks.HostAnswers`); a sampling request the host cannot answer goes
-    to the router's own model, when it has one.
-
     Raises:
         ConfigError: every problem of the file.
     """
     loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
     fallback = serving_fallback(loaded)
-    if fallback is not None:
-        logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
-        host = HostAnswers()
-        model: SamplingChatModel | None = SamplingChatModel(ways_out=ALTERNATIVES)
-    else:
-        # A host that cannot sample leaves the servers' requests to the router's model.
-        host = HostAnswers(sampling=ModelSampling(lambda: meta.model))
-        model = None
-    meta = MetaManager.from_config(
-        loaded, tools=tools, model=model, elicitation=host.elicit, sampling=host.sample
+    if fallback is None:
+        return MetaManager.from_config(loaded, tools=tools)
+    logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
+    return MetaManager.from_config(
+        loaded, tools=tools, model=SamplingChatModel(ways_out=ALTERNATIVES)
     )
-    return meta
 
 
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
@@ -402,14 +398,14 @@ async def serve(
     path: str = "/mcp",
     max_body_bytes: int = 1_048_576,
     replica: str | None = None,
-    resume: ResumeConfig | None = None,
+    progress_every_s: float = PROGRESS_EVERY_S,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the router's category tools over MCP until stdin closes or this is cancelled.
 
     `replica` (HTTP) names this process in its session ids (see `ReplicaSessionIds`).
-    `resume` (HTTP) replaces the config's `serve.resume`: what is kept so that a host
-    can resume a dropped stream.
+    `progress_every_s`: the longest a call goes without a progress notification
+    when its host asked for progress.
 
     Raises:
         ConfigError: the config (or its tool lists against the MCP servers) is invalid.
@@ -421,22 +417,28 @@ async def serve(
     caught: list[int] = []
     async with meta:
         if transport == "stdio":
-            server = build_server(meta, default_session=f"stdio:{uuid.uuid4().hex}")
+            server = build_server(
+                meta,
+                default_session=f"stdio:{uuid.uuid4().hex}",
+                progress_every_s=progress_every_s,
+            )
             async with stdio_server() as (read, write):
                 task_status.started("stdio")
-                options = server.create_initialization_options()  # declares list_changed
+                options = server.create_initialization_options(
+                    notification_options=NotificationOptions(tools_changed=True)
+                )
                 await server.run(read, write, options)
             return
         settings = meta.config.serve if meta.config is not None else ServeConfig()
         memory = meta.config.memory if meta.config is not None else MemoryConfig()
-        resuming = resume or settings.resume
-        async with used_states(memory) as used, event_log(memory, resuming) as events:
+        async with used_states(memory) as used:
             mcp_server = build_server(
                 meta,
                 state_keys=state_keys(settings),
                 state_ttl_s=settings.state_ttl_s,
                 max_state_bytes=settings.max_state_bytes,
                 used_states=used,
+                progress_every_s=progress_every_s,
             )
             app = http_app(
                 mcp_server,
@@ -447,8 +449,6 @@ async def serve(
                 allowed_hosts=settings.allowed_hosts,
                 allowed_origins=settings.allowed_origins,
                 replica=replica,
-                events=events,
-                resume=resuming,
             )
             listen = Listen(host, port, path, settings.trusted_proxies)
             await serve_http(app, listen, task_status, caught)
