@@ -40,7 +40,6 @@ import mcp_types
 from anyio.abc import TaskStatus
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.message import ServerMessageMetadata
@@ -49,7 +48,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._version import __version__
 from ..category.result import CategoryResult
 from ..category.suspend import RunSuspended
-from ..config import MemoryConfig, MetaToolsConfig, ServeConfig
+from ..config import MemoryConfig, MetaToolsConfig, ResumeConfig, ServeConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ToolArgumentsError
 from ..llm.sampling import SamplingChatModel, host_supports_tool_sampling, sampling_host
 from ..llm.wrapper import find_model
@@ -57,7 +56,11 @@ from ..router.from_config import serving_fallback
 from ..router.manager import MAX_ARGUMENT_CHARS, CategoryCall, MetaManager
 from ..router.ways_out import ALTERNATIVES, unsupported_message
 from ..tools.base import BaseTool
+from ..tools.mcp.model_sampling import ModelSampling
+from .asks import HostAnswers, passed_up
+from .capabilities import RouterServer
 from .disconnect import cancel_on_disconnect
+from .events import event_log
 from .http import (
     BearerTokenMiddleware,
     Listen,
@@ -77,7 +80,9 @@ from .resume import (
     state_keys,
     state_security,
 )
+from .resumption import resumable
 from .sessions import SESSION_META_KEY, SessionKeys
+from .unknown import unknown_category_error
 
 __all__ = [
     "REQUEST_META_KEY",
@@ -166,7 +171,12 @@ class _Handlers:
         arguments = dict(params.arguments or {})
         try:
             checked = self.meta.check_call(params.name, arguments)
-        except (CategoryNotFoundError, ToolArgumentsError) as exc:
+        except CategoryNotFoundError as exc:
+            refused = unknown_category_error(ctx.protocol_version, exc)
+            if refused is not None:
+                raise refused from None
+            return error_result(str(exc))
+        except ToolArgumentsError as exc:
             return error_result(str(exc))
         request = (params.meta or {}).get(REQUEST_META_KEY)
         if isinstance(request, str) and len(request) <= MAX_ARGUMENT_CHARS:
@@ -191,9 +201,10 @@ class _Handlers:
         self, checked: CategoryCall, session: str | None, progress: Progress
     ) -> mcp_types.CallToolResult:
         try:
-            result = await progress.kept_alive(
-                lambda: self.meta.run(checked, session=session, on_event=progress)
-            )
+            with passed_up(progress):  # a level-1 server's questions go to this host
+                result = await progress.kept_alive(
+                    lambda: self.meta.run(checked, session=session, on_event=progress)
+                )
         except ClosedError as exc:
             return error_result(str(exc))
         return _to_result(result)
@@ -285,13 +296,19 @@ def error_result(message: str) -> mcp_types.CallToolResult:
 async def _until_gone(
     ctx: ServerRequestContext[Any, Any], run: Callable[[], Awaitable[mcp_types.CallToolResult]]
 ) -> mcp_types.CallToolResult:
-    """Run a call; on a legacy HTTP session, cancel it when its client disconnects.
+    """Run a call; on a legacy HTTP session, cancel it when its client disconnects for good.
+
+    With resumable streams, for good means: not back within `serve.resume.grace_s`.
 
     (2026-07-28 requests are cancelled by the SDK itself.)
     """
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return await run()
-    result = await cancel_on_disconnect(ctx.request, run)
+    stream = resumable(ctx)  # then the client may come back for the result
+    if stream is not None:
+        result = await stream.until_abandoned(ctx.request, run)
+    else:
+        result = await cancel_on_disconnect(ctx.request, run)
     if result is None:
         logger.info("a client disconnected mid-call; its run was cancelled")
         return error_result("the client disconnected; the call was cancelled")
@@ -346,7 +363,7 @@ def build_server(
         finally:
             unsubscribe()
 
-    server: Server[dict[str, Any]] = Server(
+    server: Server[dict[str, Any]] = RouterServer(
         name,
         version=__version__,
         instructions=INSTRUCTIONS,
@@ -371,17 +388,27 @@ def serve_router(
 ) -> MetaManager:
     """The router a config serves: with no `model` section and no key, on the host's model.
 
+    Its MCP servers' questions during a call (elicitation, sampling) go to the host
+    of the call (`asks.HostAnswers`); a sampling request the host cannot answer goes
+    to the router's own model, when it has one.
+
     Raises:
         ConfigError: every problem of the file.
     """
     loaded = config if isinstance(config, MetaToolsConfig) else MetaToolsConfig.load(config)
     fallback = serving_fallback(loaded)
-    if fallback is None:
-        return MetaManager.from_config(loaded, tools=tools)
-    logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
-    return MetaManager.from_config(
-        loaded, tools=tools, model=SamplingChatModel(ways_out=ALTERNATIVES)
+    if fallback is not None:
+        logger.warning("%s: the categories use the MCP host's own model (sampling)", fallback)
+        host = HostAnswers()
+        model: SamplingChatModel | None = SamplingChatModel(ways_out=ALTERNATIVES)
+    else:
+        # A host that cannot sample leaves the servers' requests to the router's model.
+        host = HostAnswers(sampling=ModelSampling(lambda: meta.model))
+        model = None
+    meta = MetaManager.from_config(
+        loaded, tools=tools, model=model, elicitation=host.elicit, sampling=host.sample
     )
+    return meta
 
 
 def _router(router: MetaManager | MetaToolsConfig | str | os.PathLike[str]) -> MetaManager:
@@ -399,13 +426,15 @@ async def serve(
     max_body_bytes: int = 1_048_576,
     replica: str | None = None,
     progress_every_s: float = PROGRESS_EVERY_S,
+    resume: ResumeConfig | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the router's category tools over MCP until stdin closes or this is cancelled.
 
     `replica` (HTTP) names this process in its session ids (see `ReplicaSessionIds`).
     `progress_every_s`: the longest a call goes without a progress notification
-    when its host asked for progress.
+    when its host asked for progress. `resume` (HTTP) replaces the config's
+    `serve.resume`: what is kept so that a host can resume a dropped stream.
 
     Raises:
         ConfigError: the config (or its tool lists against the MCP servers) is invalid.
@@ -424,14 +453,13 @@ async def serve(
             )
             async with stdio_server() as (read, write):
                 task_status.started("stdio")
-                options = server.create_initialization_options(
-                    notification_options=NotificationOptions(tools_changed=True)
-                )
+                options = server.create_initialization_options()  # declares list_changed
                 await server.run(read, write, options)
             return
         settings = meta.config.serve if meta.config is not None else ServeConfig()
         memory = meta.config.memory if meta.config is not None else MemoryConfig()
-        async with used_states(memory) as used:
+        resuming = resume or settings.resume
+        async with used_states(memory) as used, event_log(memory, resuming) as events:
             mcp_server = build_server(
                 meta,
                 state_keys=state_keys(settings),
@@ -449,6 +477,8 @@ async def serve(
                 allowed_hosts=settings.allowed_hosts,
                 allowed_origins=settings.allowed_origins,
                 replica=replica,
+                events=events,
+                resume=resuming,
             )
             listen = Listen(host, port, path, settings.trusted_proxies)
             await serve_http(app, listen, task_status, caught)
