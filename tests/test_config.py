@@ -325,7 +325,7 @@ def test_an_unknown_key_of_an_http_server_lists_the_http_keys(
     path = write(tmp_path, {"Web": CATEGORY, "mcp_servers": {"search": server}})
     assert refused(path, 1) == [
         "$.mcp_servers.search.header: unknown key; did you mean 'headers'?"
-        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)"
+        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers, auth, scope)"
     ]
 
 
@@ -339,7 +339,7 @@ def test_a_server_or_category_named_like_a_transport_keeps_its_place_in_the_path
         '$."stdio".tools: field required',
         "$.mcp_servers.sse.url: must start with http:// or https:// (got 'ftp://example.com')",
         "$.mcp_servers.sse.timeout: unknown key; did you mean 'timeout_s'?"
-        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers)",
+        " (valid keys: prefix, connect, timeout_s, cache, transport, url, headers, auth, scope)",
     ]
 
 

@@ -46,6 +46,7 @@ SURFACE = {
         "CategoryNotFoundError",
         "ClosedError",
         "ConfigError",
+        "LoginRequiredError",
         "MetaToolsError",
         "ModelError",
         "SamplingUnsupportedError",
