@@ -57,7 +57,8 @@ class _SessionScopedManager(StreamableHTTPSessionManager):
     """The SDK's session manager, giving each session its own view of the event log.
 
     The SDK hands every session one store and names streams by request id alone,
-    which every session numbers from the same start.
+    which every session numbers from the same start. This hooks the SDK's own
+    (private) admission of a session; the resumption tests fail if that changes.
     """
 
     def __init__(self, app: Server[Any], log: EventLog, **options: Any) -> None:
