@@ -17,6 +17,7 @@ adds what a router that runs headless needs around it:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -34,6 +35,23 @@ _EXPIRY_MARGIN_S = 30.0
 """A restored token is refreshed this long before it expires (clocks and transit)."""
 _UNUSED_REDIRECT = "http://127.0.0.1/callback"
 """The redirect URI of a provider that never redirects (it only uses and refreshes a login)."""
+
+
+class _ReportedByUs(logging.Filter):
+    """Drops the SDK's traceback for a `LoginRequiredError`: the session reports it in one line.
+
+    The SDK logs every error of its 401 branch with `logger.exception`; a headless
+    `serve` whose stored login was refused would print a traceback per attempt.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        raised = record.exc_info[1] if record.exc_info else None
+        return not isinstance(raised, LoginRequiredError)
+
+
+_SDK_LOG = logging.getLogger("mcp.client.auth.oauth2")
+if not any(isinstance(f, _ReportedByUs) for f in _SDK_LOG.filters):
+    _SDK_LOG.addFilter(_ReportedByUs())
 
 
 @dataclass(frozen=True)
