@@ -10,9 +10,11 @@ import mcp_types
 
 from ..._json import loads
 from ..._text import valid_utf8, valid_utf8_value
-from ...exceptions import ToolUnavailableError
+from ...exceptions import ToolArgumentsError, ToolUnavailableError
 from ..base import BaseTool, ToolContext, ToolParameter
 from ..schema import RESERVED_TOOL_NAMES, tool_name_slug, type_word
+from .offered_schema import offered_schema
+from .schema_check import SchemaCheck
 
 __all__ = [
     "McpServerTool",
@@ -86,24 +88,14 @@ def _parameters(schema: Mapping[str, Any]) -> dict[str, ToolParameter]:
     return parameters
 
 
-def _llm_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The server's input schema as offered to the LLM: an object, `$defs` kept for `$ref`s."""
-    out: dict[str, Any] = {
-        "type": "object",
-        "properties": _properties(schema),
-        "required": _required(schema),
-    }
-    for key in ("$defs", "definitions", "additionalProperties"):
-        if key in schema:
-            out[key] = schema[key]
-    return out
-
-
 class McpServerTool(BaseTool):
     """One tool of an MCP server; a call goes through the server's persistent session.
 
     Its argument model is built from the parameter table, so only the arguments
-    the LLM gave are sent and the server's own defaults apply to the rest.
+    the LLM gave are sent and the server's own defaults apply to the rest. The LLM
+    gets the server's schema in a form function calling accepts (`offered_schema`,
+    what only words can say added to the description); the arguments are checked
+    against the server's own schema too (`SchemaCheck`).
     """
 
     def __init__(self, source: ToolSource, remote: mcp_types.Tool, name: str) -> None:
@@ -118,7 +110,9 @@ class McpServerTool(BaseTool):
         )
         remote = self.remote
         self._name = name
-        self._args = _parameters(remote.input_schema)
+        self._offered = offered_schema(remote.input_schema)
+        self._args = _parameters(self._offered.parameters)
+        self._check = SchemaCheck(remote.input_schema)
 
     @property
     def name(self) -> str:
@@ -126,7 +120,8 @@ class McpServerTool(BaseTool):
 
     @property
     def description(self) -> str:
-        return remote_description(self.remote, self.source.name)
+        described = remote_description(self.remote, self.source.name)
+        return " ".join([described, *self._offered.notes])
 
     @property
     def args(self) -> dict[str, ToolParameter]:
@@ -138,7 +133,15 @@ class McpServerTool(BaseTool):
 
     @cached_property
     def parameters_schema(self) -> dict[str, Any]:
-        return _llm_schema(self.remote.input_schema)
+        return self._offered.parameters
+
+    def validate_arguments(self, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        """Coerce and check the arguments, then check them against the server's whole schema."""
+        values = super().validate_arguments(arguments)
+        problems = self._check.problems(values)
+        if problems:
+            raise ToolArgumentsError(self.name, problems)
+        return values
 
     async def async_execute(self, **kwargs: Any) -> Any:
         return await self.source.call_tool(self.remote.name, kwargs)
