@@ -11,7 +11,14 @@ from typing import Any
 
 from ._terms import analyze
 
-__all__ = ["TOOL_NAME_CUTOFF", "did_you_mean", "did_you_mean_tool", "squashed", "tool_text"]
+__all__ = [
+    "TOOL_NAME_CUTOFF",
+    "close_names",
+    "did_you_mean",
+    "did_you_mean_tool",
+    "squashed",
+    "tool_text",
+]
 
 #: How alike a tool name must be to one a model wrote to be suggested: low enough for
 #: `add` when it wrote `addition`; names are compared after their shared words.
@@ -29,9 +36,14 @@ def did_you_mean(
     the two share: a catalog's tools share long prefixes (`Quotes_API__get_quotes_by_`),
     which make `..._by_year` look close to `..._by_keyword`, another operation.
     """
-    scored = ((_likeness(name, other, cutoff), other) for other in dict.fromkeys(known))
-    close = [other for score, other in heapq.nlargest(n, scored) if score >= cutoff]
+    close = close_names(name, known, n=n, cutoff=cutoff)
     return f"did you mean {what}{', '.join(map(repr, close))}?" if close else ""
+
+
+def close_names(name: str, known: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The names of `known` close to `name` (see `did_you_mean`), the closest first."""
+    scored = ((_likeness(name, other, cutoff), other) for other in dict.fromkeys(known))
+    return [other for score, other in heapq.nlargest(n, scored) if score >= cutoff]
 
 
 def _likeness(name: str, other: str, cutoff: float) -> float:

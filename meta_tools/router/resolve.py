@@ -13,6 +13,7 @@ from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
 from ..tools.schema import RESERVED_TOOL_NAMES
 from ..tools.wrapper import unwrap
+from .unloaded import UnloadedTools
 
 __all__ = ["resolve_tools"]
 
@@ -42,6 +43,7 @@ def resolve_tools(
     standing_in: dict[str, BaseTool] = {}
     chosen: dict[str, list[BaseTool]] = {}
     used: set[str] = set()
+    unloaded = UnloadedTools(config, available)  # read only if a name is missing
     for category, spec in config.categories.items():
         names: list[str] = []
         for index, pattern in enumerate(spec.tools):
@@ -58,8 +60,8 @@ def resolve_tools(
                 standing_in[pattern] = stand_in
                 names.append(pattern)
             elif check_names:
-                hint = did_you_mean(pattern, available)
-                hint = f"; {hint}" if hint else ""
+                hints = (did_you_mean(pattern, available), unloaded.hint(pattern))
+                hint = "".join(f"; {h}" for h in hints if h)
                 problems.append(
                     f"{where}: tool {pattern!r} is listed but no source provides it{hint}"
                 )
