@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import TypedDict
 
 import jinja2
 from jinja2 import meta
 
+from .._suggest import close_names
 from ..exceptions import ConfigError
 
 __all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables", "default_templates_dir"]
@@ -174,7 +176,7 @@ class PromptSet:
         problems: list[str] = []
         try:
             if folder is not None and not folder.is_dir():
-                raise ConfigError(str(folder), ["prompts_dir: the folder does not exist"])
+                raise ConfigError(str(folder), [_missing_folder(folder)])
         except OSError as exc:  # e.g. a name too long for the file system
             raise ConfigError(str(folder), [f"prompts_dir: {exc.strerror}"]) from None
         for phase in PHASES:
@@ -185,3 +187,14 @@ class PromptSet:
         if problems:
             raise ConfigError(str(folder or default_templates_dir()), problems)
         return cls(**compiled)
+
+
+def _missing_folder(folder: Path) -> str:
+    """`prompts_dir` names no folder: say which path it resolved to, and a close folder name."""
+    try:
+        beside = [p.name for p in islice(folder.parent.iterdir(), 1000) if p.is_dir()]
+    except OSError:  # its parent is missing too
+        beside = []
+    close = close_names(folder.name, beside, n=1)
+    hint = f"; did you mean {close[0]!r} (a folder beside it)?" if close else ""
+    return f"prompts_dir: the folder {str(folder)!r} does not exist{hint}"

@@ -91,3 +91,27 @@ def test_no_file_is_named_when_none_defines_the_tool_or_a_close_one(folder: Path
     assert done.returncode == 1
     assert "tool 'convert_currency' is listed but no source provides it\n" in done.stderr
     assert "beside the config" not in done.stderr
+
+
+def test_a_misspelt_prompts_dir_says_the_path_it_resolved_to_and_the_folder_meant(
+    folder: Path,
+) -> None:
+    (folder / "my_prompts").mkdir()
+    write(folder, {"prompts_dir": "my_promts", "python_tools": ["tips.py"], **money("tip_amount")})
+    done = cli(folder, "validate")
+    assert done.returncode == 1
+    assert (
+        f"  - prompts_dir: the folder {str(folder / 'my_promts')!r} does not exist;"
+        " did you mean 'my_prompts' (a folder beside it)?\n"
+    ) in done.stderr
+
+
+def test_a_prompts_dir_like_no_folder_says_only_the_path_it_resolved_to(folder: Path) -> None:
+    write(
+        folder,
+        {"prompts_dir": "templates/mine", "python_tools": ["tips.py"], **money("tip_amount")},
+    )
+    done = cli(folder, "validate")
+    assert done.returncode == 1
+    missing = folder / "templates" / "mine"
+    assert f"  - prompts_dir: the folder {str(missing)!r} does not exist\n" in done.stderr
