@@ -8,23 +8,36 @@ round uses, with the arguments a model would fill in from the schema the categor
 model is shown. Two scenarios ask for something else, as the suite's own reference client
 does: `json-schema-ref-no-deref` only lists (its server answers no call), and
 `json-schema-2020-12-preservation` sends the schema our model would see of
-`json_schema_2020_12_tool` to `json_schema_echo`. Exit 0 when every step worked, else 1
-with the reasons on stderr; the suite's own checks decide each scenario.
+`json_schema_2020_12_tool` to `json_schema_echo`.
+
+A server's question to the user (`elicitation/create`) gets the library's handler
+accepting with no content, so the requested schema's defaults fill the answer. In the
+`auth/` scenarios the entry has `"auth": "oauth"`: the script first logs in as
+`meta-tools login` does, with the suite's authorization page followed instead of shown
+in a browser and the login stored in a temporary data folder, then connects with it.
+Exit 0 when every step worked, else 1 with the reasons on stderr; the suite's own checks
+decide each scenario.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from typing import Any
 
 import anyio
+import httpx2
+import mcp_types
 
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import MetaToolsError
 from meta_tools.router.from_config import mcp_source
 from meta_tools.tools.base import ToolContext
 from meta_tools.tools.mcp import McpServerTool, McpToolSource
+from meta_tools.tools.mcp.asks import ElicitationRequest
+from meta_tools.tools.mcp.oauth import OAuthLogin, log_in
+from meta_tools.tools.mcp.oauth.store import DATA_DIR_ENV
 
 SERVER = "conformance"
 MAX_TOOLS = 8
@@ -58,6 +71,17 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
+async def accept_defaults(request: ElicitationRequest) -> mcp_types.ElicitResult:
+    """Accept with no content of our own: the requested schema's defaults fill the answer."""
+    return mcp_types.ElicitResult(action="accept", content={})
+
+
+async def follow(url: str) -> None:
+    """Instead of a browser: follow the authorization page's redirects to our loopback callback."""
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=TIMEOUT_S) as http:
+        await http.get(url)
+
+
 async def call(tool: McpServerTool, arguments: dict[str, Any], problems: list[str]) -> None:
     """Call `tool` as a category's round does; a failure is added to `problems`."""
     try:
@@ -82,14 +106,24 @@ async def exercise(source: McpToolSource, scenario: str, problems: list[str]) ->
 
 async def run(url: str, scenario: str) -> list[str]:
     """Connect to `url` as a category's source would and do what `scenario` asks; the problems met."""
+    entry: dict[str, Any] = {"transport": "streamable_http", "url": url}
+    if scenario.startswith("auth/"):
+        entry["auth"] = "oauth"
     config = MetaToolsConfig.from_data(
         {
-            "mcp_servers": {SERVER: {"transport": "streamable_http", "url": url}},
+            "mcp_servers": {SERVER: entry},
             "Conformance": {"description": "The suite's scenario server.", "tools": ["*"]},
         }
     )
     problems: list[str] = []
-    async with mcp_source(SERVER, config.mcp_servers[SERVER]) as source:
+    if "auth" in entry:
+        try:
+            with anyio.fail_after(TIMEOUT_S):
+                await log_in(OAuthLogin(SERVER, url), follow, timeout_s=TIMEOUT_S, wait_s=TIMEOUT_S)
+        except MetaToolsError as exc:
+            return [f"login: {exc}"]
+    server = config.mcp_servers[SERVER]
+    async with mcp_source(SERVER, server, elicitation=accept_defaults) as source:
         with anyio.fail_after(TIMEOUT_S):
             try:
                 await source.connect()
@@ -104,7 +138,9 @@ def main() -> int:
         print("usage: python tests/conformance/client.py SERVER_URL", file=sys.stderr)
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    problems = anyio.run(run, sys.argv[1], scenario)
+    with tempfile.TemporaryDirectory(prefix="conformance-client-") as data:
+        os.environ[DATA_DIR_ENV] = data  # logins stored here, never in the user's folder
+        problems = anyio.run(run, sys.argv[1], scenario)
     for problem in problems:
         print(f"{scenario}: {problem}", file=sys.stderr)
     return 1 if problems else 0

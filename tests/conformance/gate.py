@@ -1,23 +1,27 @@
-"""What the conformance suite's results mean for CI: outcomes, the two lists, the verdict, the table.
+"""What the conformance suite's results mean for CI: outcomes, the lists, the verdict, the table.
 
 A scenario's *outcome* comes from the suite's `checks.json`: `fail` when a check failed
 (or the client under test exited with an error, the pseudo-check `client-exit`), `warn`
-when a check only warned, else `pass`. Two lists, kept apart on purpose, say which bad
-checks are expected:
+when a check only warned, else `pass`. Lists kept apart on purpose say which failed or
+warning checks are expected, and why:
 
 - `expected_failures.json`, `fixture`: scenarios bound to the suite's own fixture tools,
   prompts and resources (`test_image_content`, `test_simple_prompt`, ...), which a router
   of categories does not serve. They must fail. `no_fixture_passes`: fixture-bound
   scenarios that pass anyway, because the suite accepts our answer to a call of a tool we
   do not have; the table says so, and they must keep passing.
-- `known_open.json`: scenarios that fail or warn today for reasons that are ours to fix,
-  each with the item of issue 58 that fixes it. They must not pass: the list only shrinks.
+- `not_declared.json`: scenarios of an optional capability or extension the router does
+  not declare (logging, prompts, resources, tasks). They must fail.
+- `suite_quirks.json`: outcomes due to the suite version itself, each saying why our answer
+  is right. They must fail (or warn) until the suite changes.
+- `known_open.json`: failures or warnings that are ours to fix, each naming the item of
+  issue 58 that fixes it. They must not pass: the list only shrinks.
 
 An entry covers the whole scenario, or with `checks` only the named checks (a scenario
-may fail for want of a fixture and also warn for a reason of ours). A listed scenario whose
-listed checks no longer fail (or warn) fails the run, since the list is stale; so does a
-failed or warning check that no entry covers, and an entry naming a scenario the suite
-does not have.
+may fail for want of a fixture and also warn for a reason of ours), and with `versions`
+only those suite versions. A listed scenario whose listed checks no longer fail (or warn)
+fails the run, since the list is stale; so does a failed or warning check that no entry
+covers, and an entry naming a scenario the suite does not have.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class ListSpec:
 LISTS: tuple[ListSpec, ...] = (
     ListSpec("expected_failures.json", "fixture", "fail"),
     ListSpec("not_declared.json", "not_declared", "fail"),
+    ListSpec("suite_quirks.json", "quirks", "fail"),
     ListSpec("expected_failures.json", "no_fixture_passes", "pass"),
     ListSpec("known_open.json", "open", "open"),
 )
