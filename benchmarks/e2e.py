@@ -30,6 +30,7 @@ from typing import Any
 from meta_tools.agent import MainAgent
 from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.profile import choose_profile
 from meta_tools.llm.recovery import looks_like_call
 from meta_tools.llm.types import AssistantTurn
 from meta_tools.router.manager import MetaManager
@@ -81,10 +82,10 @@ def _subset(query: dict[str, Any]) -> str:
 
 
 def demo_router(
-    model: ChatModel, folder: Path, guards: str = "small", enable: Sequence[str] = ()
+    model: ChatModel, folder: Path, guards: str | None = "small", enable: Sequence[str] = ()
 ) -> MetaManager:
     """The repository's demo config, its file tools confined to `folder` (filled with `FILES`),
-    with the guard profile `guards`."""
+    with the guard profile `guards` (None: none set, so the router chooses it from the model)."""
     for name, text in FILES.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +94,7 @@ def demo_router(
     config["mcp_servers"]["demo"].update(
         command=sys.executable, args=["-m", "meta_tools.demo", "--root", str(folder)], cwd=str(ROOT)
     )
-    config["guards"] = {"profile": guards, "enable": list(enable)}
+    config["guards"] = {"enable": list(enable)} | ({} if guards is None else {"profile": guards})
     path = folder / "config.json"
     path.write_text(json.dumps(config))
     return MetaManager.from_config(path, model=model)
@@ -144,7 +145,7 @@ async def run_demo(
     sides: Sequence[str],
     *,
     on_row: Checkpoint | None = None,
-    guards: str = "small",
+    guards: str | None = "small",
     enable: Sequence[str] = (),
 ) -> dict[str, Any]:
     counter = CountingModel(model)
@@ -205,7 +206,7 @@ async def run_catalog(
     order_seed: int | None = None,
     on_row: Checkpoint | None = None,
     done: Sequence[dict[str, Any]] = (),
-    guards: str = "small",
+    guards: str | None = "small",
     split: Part = "test",
 ) -> dict[str, Any]:
     """Each query asked on each side; rows of `done` (an earlier run's, same settings)
@@ -403,10 +404,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=400)
     parser.add_argument(
         "--guards",
-        choices=("small", "capable"),
-        default="small",
-        help="the guard profile (small: for small local models such as the 1.5B; capable:"
-        " GPT-4o class); recorded with the results",
+        choices=("auto", "small", "capable"),
+        default="auto",
+        help="the guard profile (auto: none given, the router chooses it from the model's"
+        " name as it does by default; small: for small local models such as the 1.5B;"
+        " capable: GPT-4o class); recorded with the results",
     )
     parser.add_argument(
         "--enable",
@@ -439,7 +441,7 @@ async def _run_sets(
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = checkpoint(out, args.model, record, "demo")
             record["demo"] = await run_demo(
-                model, tasks, sides, on_row=save, guards=args.guards, enable=args.enable
+                model, tasks, sides, on_row=save, guards=given(args), enable=args.enable
             )
             store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))
@@ -458,7 +460,7 @@ async def _run_sets(
                 order_seed=args.order_seed,
                 on_row=save,
                 done=stored_rows(out, args.model, "catalog") if args.resume else (),
-                guards=args.guards,
+                guards=given(args),
                 split=args.split,
             )
             record["catalog"] = found
@@ -487,11 +489,18 @@ async def _run_sets(
             await close()
 
 
+def given(args: argparse.Namespace) -> str | None:
+    """The guard profile given to the router: None under `auto` (it chooses from the model)."""
+    return None if args.guards == "auto" else str(args.guards)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     wanted = args.sides.split(",") if args.sides else None
+    chosen = choose_profile(args.model, provider=args.provider, base_url=args.base_url)
+    profile = chosen.guards if args.guards == "auto" else args.guards
     # Under the small profile the client reads text calls too, so that the runs count them.
-    model = build_model(args, provider=args.provider, recover_text_calls=args.guards == "small")
+    model = build_model(args, provider=args.provider, recover_text_calls=profile == "small")
     record: dict[str, Any] = {
         "model": args.model,
         "base_url": args.base_url,
@@ -500,7 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "limit": args.limit,
         "options": {"max_tokens": args.max_tokens, "temperature": args.temperature},
-        "guards": args.guards,
+        "guards": profile,
+        "guards_chosen": f"by the router: {chosen.reason}" if args.guards == "auto" else "given",
         "enable": args.enable,
         "commit": current_commit(),
     }

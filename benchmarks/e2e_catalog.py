@@ -49,7 +49,7 @@ class LargeCatalog:
         max_tools_per_prompt: int = 10,
         order_seed: int | None = None,
         routing: RoutingConfig | None = None,
-        guards: str = "small",
+        guards: str | None = "small",
     ) -> MetaManager:
         """One category per catalog category; each offers a BM25 shortlist of its tools.
 
@@ -57,6 +57,7 @@ class LargeCatalog:
 
         `order_seed` shuffles the order the categories are listed in (a list in
         alphabetical order favours the first letters with a model that prefers the top).
+        `guards` None: each category's profile is the one its model calls for.
         """
         grouped: dict[str, list[CatalogTool]] = defaultdict(list)
         for tool in self.tools:

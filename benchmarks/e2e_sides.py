@@ -129,6 +129,12 @@ class CountingModel:
         """The shape of every request since the last `take`."""
         self.log = log
 
+    @property
+    def inner(self) -> ChatModel:
+        """The model counted (`meta_tools.llm.wrapper.ModelWrapper`): its name chooses the
+        guard profile when none is given."""
+        return self.model
+
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         turn = await self.model.complete(request)
         self.asked.append(Asked.of(request))

@@ -22,6 +22,7 @@ import anyio
 
 from ._text import clipped
 from .category.events import RunEvent
+from .category.execute import HAND_UP_CHARS, in_steps, unfinished
 from .category.fence import fence_result
 from .category.grounding import unfounded_numbers
 from .category.note import Note
@@ -30,6 +31,7 @@ from .category.turns import call_key, invents_numbers
 from .exceptions import CategoryNotFoundError, ToolArgumentsError
 from .guards import GuardCounts, Guards
 from .llm.base import ChatModel
+from .llm.profile import ProfileChoice
 from .llm.quotes import Quotes
 from .llm.recovery import arecover_turn, bare_name, offered_name, same_tool
 from .llm.text_calls import TextCalls
@@ -133,6 +135,29 @@ _QUOTED_CALL = (
 )
 #: A held call's tool message starts so (`_call_all` writes an error as `error: ...`).
 _HELD_NOTE = "error: not run: "
+
+
+def _answer_alone(
+    text: str,
+    calls: list[ToolCall],
+    over: list[ToolCall],
+    held: Mapping[str, str],
+    returned: Mapping[str, CategoryResult],
+) -> bool:
+    """Whether the first round's category results answer the user message `text` as they
+    are (guard `results_as_answer`): every call ran and succeeded, none left a part
+    undone or says its work is still going, each result is short, and the message is no
+    task in steps. A question back, a decline or a failure goes to the model."""
+    distinct = {call_key(c.name, c.arguments) for c in calls}  # the same call twice runs once
+    if not calls or over or held or len(returned) != len(distinct) or in_steps(text):
+        return False
+    return all(
+        r.status == "success"
+        and not r.remainder
+        and len(r.summary) <= HAND_UP_CHARS
+        and not unfinished(r.summary)
+        for r in returned.values()
+    )
 
 
 def _made_up_input(call: ToolCall, heard: str, guards: Guards) -> str | None:
@@ -273,6 +298,13 @@ class MainAgent:
         on the profile its model calls for), else the profile this agent's model calls for."""
         return self._guards if self._guards is not None else self.meta.guards_for(self.model)
 
+    @property
+    def profile_choice(self) -> ProfileChoice:
+        """Why the guards in force are the ones they are (banners and traces)."""
+        if self._guards is not None:
+            return ProfileChoice(self._guards.describe(), "given to the main agent")
+        return self.meta.choice_for(self.model)
+
     async def ask(self, text: str, *, on_step: StepSink | None = None) -> str:
         """Answer one user message, calling categories as the model asks.
 
@@ -290,8 +322,9 @@ class MainAgent:
             answer, _reached = await self._ask(text, self.model, on_step)
             return answer
         redactor = self.meta.redactor
+        guards = self.profile_choice.line()
         async with tracer.turn(
-            text, agent=self.name, session=self.session, redactor=redactor
+            text, agent=self.name, session=self.session, redactor=redactor, guards=guards
         ) as trace:
             answer, reached = await self._ask(
                 text, trace.model(self.model), _traced(trace, on_step)
@@ -361,6 +394,13 @@ class MainAgent:
             )
             before = len(results)
             results.extend(returned.values())
+            if (
+                guards.on("results_as_answer")
+                and before == 0
+                and _answer_alone(text, calls, over, held, returned)
+            ):
+                answer = ""  # the results are the answer: no call to restate them
+                break
             turn.extend(replies)
             turn.extend(self._not_run(over, cap))
             if guards.on("hand_on_rest"):

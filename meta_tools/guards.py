@@ -30,7 +30,7 @@ from typing import Any, Literal
 import jinja2
 
 from .exceptions import ConfigError
-from .llm.profile import choose_profile, model_name
+from .llm.profile import choice_for_model
 
 __all__ = [
     "GUARDS",
@@ -174,6 +174,14 @@ GUARDS: tuple[Guard, ...] = (
         " makes a decline after them a decline, so the router tries the next category.",
     ),
     Guard(
+        "hand_up_result",
+        "results",
+        "category",
+        "Hands up the first round's results as the category's answer, without the model"
+        " call that would restate them, when every call worked, found something and the"
+        " results are short; the model still evaluates a failed, empty or long result.",
+    ),
+    Guard(
         "hand_on_rest",
         "results",
         "main",
@@ -189,6 +197,14 @@ GUARDS: tuple[Guard, ...] = (
         " (unless `routing.retry_categories` sets how many), so that a wrong first choice"
         " of a small main agent is mended.",
         budget=1,
+    ),
+    Guard(
+        "results_as_answer",
+        "results",
+        "main",
+        "Answers the user with the categories' results when every category call of the"
+        " first round succeeded with a short result and left nothing undone, without the"
+        " main agent's model call that would restate them.",
     ),
     Guard(
         "each_result",
@@ -311,10 +327,7 @@ class Guards:
     def for_model(cls, model: object) -> Guards:
         """The profile a model client calls for, from its name and where it runs
         (`meta_tools.llm.profile.choose_profile`); `capable` when nothing is known."""
-        choice = choose_profile(
-            model_name(model), provider="openai", base_url=getattr(model, "base_url", None)
-        )
-        return cls(choice.guards) if choice.model is not None else cls()
+        return cls(choice_for_model(model).guards)
 
     @property
     def enabled(self) -> frozenset[str]:
@@ -348,6 +361,18 @@ class Guards:
             return _ENV.from_string(source)
         except jinja2.TemplateError as exc:
             raise ConfigError(str(self.prompts_dir), [f"guards/{name}.j2: {exc}"]) from None
+
+    def describe(self) -> str:
+        """`small`, or `small without hand_up_result` / `capable with text_calls`: the
+        profile and the guards added to or taken from it (traces)."""
+        base = PROFILES[self.profile]
+        added, taken = sorted(self._enabled - base), sorted(base - self._enabled)
+        parts = [self.profile]
+        if added:
+            parts.append(f"with {', '.join(added)}")
+        if taken:
+            parts.append(f"without {', '.join(taken)}")
+        return " ".join(parts)
 
     def __repr__(self) -> str:
         extra = sorted(self._enabled ^ PROFILES[self.profile])

@@ -39,9 +39,10 @@ def _hint_small_profile() -> None:
     default profile takes as its answer: the 1.5B solved 0 of 45 demo tasks so, 39 under
     `small`."""
     _log.warning(
-        "the model wrote a tool call as text, which the 'capable' guard profile does not"
-        ' read; for a small local model set "guards": {"profile": "small"} in the config'
-        ' (or guards="small")'
+        "the model wrote a tool call as text, which the guard profile in force ('capable')"
+        " takes as its answer. Its name did not say it is small: for a small local model set"
+        ' "guards": {"profile": "small"} in the config (or guards="small"), or name the'
+        " model with its size (model.name, e.g. qwen2.5-coder:1.5b)"
     )
 
 

@@ -301,7 +301,13 @@ class Tracer:
 
     @asynccontextmanager
     async def turn(
-        self, request: str, *, agent: str, session: str = "", redactor: Redactor | None = None
+        self,
+        request: str,
+        *,
+        agent: str,
+        session: str = "",
+        redactor: Redactor | None = None,
+        guards: str = "",
     ) -> AsyncIterator[TurnTrace]:
         """Trace one turn of a main agent, the answer to the user message `request`.
 
@@ -318,7 +324,7 @@ class Tracer:
         trace = TurnTrace(write, run_id, redactor=redactor)
         token = _TURN.set(run_id)
         try:
-            await trace.start(request, agent=agent, session=session)
+            await trace.start(request, agent=agent, session=session, guards=guards)
             if self._otel is None:
                 yield trace
             else:

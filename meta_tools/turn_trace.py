@@ -1,7 +1,8 @@
 """The main agent's side of a trace: one record per step of a turn (a user message answered).
 
     TurnEvent                 common fields: run_id (the turn's, `turn_…`), round
-    ├── TurnStarted           a user message reached the main agent (agent, session, request)
+    ├── TurnStarted           a user message reached the main agent (agent, session, request,
+    │                         the guard profile in force and why)
     ├── AgentReplied          its model answered: the categories offered, those it called
     ├── CategoryAsked         a category call began, by the model or by the router
     ├── CategoryAnswered      it came back: who answered, who declined first, what is left
@@ -66,6 +67,7 @@ class TurnStarted(TurnEvent):
     agent: str = ""
     session: str = ""
     request: str = ""  # redacted and cut
+    guards: str = ""  # the guard profile in force and why (`ProfileChoice.line`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,11 +165,12 @@ class TurnTrace:
     def _text(self, text: str) -> str:
         return clipped(self._redactor.text(text), TEXT_CHARS)
 
-    async def start(self, request: str, *, agent: str, session: str) -> None:
-        """Record that the user message `request` reached `agent`."""
-        await self._write(
-            TurnStarted(self.run_id, 0, agent=agent, session=session, request=self._text(request))
+    async def start(self, request: str, *, agent: str, session: str, guards: str = "") -> None:
+        """Record that the user message `request` reached `agent`, under `guards`."""
+        started = TurnStarted(
+            self.run_id, 0, agent=agent, session=session, request=self._text(request), guards=guards
         )
+        await self._write(started)
 
     def model(self, model: ChatModel) -> ChatModel:
         """`model`, with each of its calls recorded as an `AgentReplied`."""

@@ -10,15 +10,15 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.category.task import read_task
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.numbers import calculate
-from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
 #: What these tests check is what the guards do for a small model: every one runs.
-SMALL = Guards("small")
+SMALL = SMALL_EVERY_TURN
 ANSWER_NOW = SMALL.text("repeat_rounds")
 EACH_RESULT = SMALL.text("each_result")
 MAX_NUDGES = SMALL.budget("unread_call")

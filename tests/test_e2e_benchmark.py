@@ -126,8 +126,9 @@ async def test_the_demo_set_adds_up_calls_and_tokens_of_the_main_agent_and_the_c
     for side in ("hierarchy", "category", "flat"):
         assert (sides[side]["accuracy"], sides[side]["right_tool"]) == (1.0, 1.0), side
     calls = {(r["task"], r["side"]): r["llm_calls"] for r in found["runs"]}
-    # m1: main agent 2 calls + the category's 2; the category alone 2; flat 2.
-    assert [calls[("m1", s)] for s in ("hierarchy", "category", "flat")] == [4, 2, 2]
+    # m1, small profile: the main agent's call + the category's, the short result handed up
+    # twice (no model call restates it); the category alone 1; flat 2.
+    assert [calls[("m1", s)] for s in ("hierarchy", "category", "flat")] == [2, 1, 2]
     # q1: the main agent asks the user itself; the category asks through request_input.
     assert [calls[("q1", s)] for s in ("hierarchy", "category", "flat")] == [1, 1, 1]
     recovered = {(r["task"], r["side"]): r["recovered_calls"] for r in found["runs"]}
@@ -214,7 +215,8 @@ async def test_the_large_catalog_scores_gold_calls_and_reports_when_flat_does_no
     sides = found["sides"]
     assert sides["flat"] == {"tasks": 0, "does_not_fit": True}
     assert (sides["hierarchy"]["accuracy"], sides["retrieval"]["accuracy"]) == (1.0, 1.0)
-    assert (sides["hierarchy"]["llm_calls"], sides["retrieval"]["llm_calls"]) == (4, 2)
+    # The small profile hands the short result up: no model call restates it (hierarchy 2).
+    assert (sides["hierarchy"]["llm_calls"], sides["retrieval"]["llm_calls"]) == (2, 2)
     fits = await run_catalog(model, tmp_path, None, ["flat"], context_tokens=16_384)
     assert fits["sides"]["flat"]["accuracy"] == 1.0
 
@@ -249,7 +251,7 @@ async def test_a_resumed_catalog_run_keeps_the_rows_it_has_and_asks_only_the_res
         ("G1:1", "hierarchy"),
     ]
     assert found["runs"][0]["answer"] == "kept from before"
-    assert len(model.requests) - asked == 4  # the hierarchy's calls only
+    assert len(model.requests) - asked == 2  # the hierarchy's calls only
 
 
 def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run(
@@ -265,7 +267,7 @@ def test_the_command_runs_against_an_openai_compatible_server_and_stores_the_run
     out = tmp_path / "e2e.json"
     argv = ["--base-url", llm_server.openai_base_url, "--model", "fake", "--set", "catalog"]
     argv += ["--sides", "retrieval", "--data", str(tmp_path), "--out", str(out), "--limit", "1"]
-    argv += ["--quantisation", "Q4_K_M"]
+    argv += ["--quantisation", "Q4_K_M", "--guards", "small"]
     assert main(argv) == 0
     stored = latest_run(out, "fake")
     assert (stored["model"], stored["quantisation"], stored["limit"]) == ("fake", "Q4_K_M", 1)
@@ -359,7 +361,8 @@ async def test_the_catalog_sides_call_the_gold_category_and_judge_the_first_cate
     sides = found["sides"]
     assert sides["hierarchy"]["first_category"] == sides["hierarchy_all"]["first_category"] == 1.0
     assert sides["category"]["accuracy"] == 1.0 and "first_category" not in sides["category"]
-    assert sides["category"]["llm_calls"] == 2  # no main agent: the category's two turns
+    # No main agent; the category's result is handed up without a second turn.
+    assert sides["category"]["llm_calls"] == 1
 
 
 def test_a_seeded_sample_takes_the_same_queries_of_each_subset() -> None:

@@ -23,6 +23,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, 
 from meta_tools.router.manager import MetaManager
 from meta_tools.tracing import Tracer
 from meta_tools.turn_trace import TEXT_CHARS
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
@@ -92,7 +93,7 @@ async def test_the_trace_file_has_one_line_per_step_in_order_and_ids_tie_tools_t
         assert timed == [line["event"] != "run_started" for line in mine]
         common = {"main_call_id": main_call_id, "run_id": run_id, "category": "Math"}
         assert mine == [
-            {"event": "run_started", **common, "round": 0, "objective": "add"},
+            {"event": "run_started", **common, "round": 0, "objective": "add", "guards": "capable"},
             {
                 "event": "tools_selected",
                 **common,
@@ -281,7 +282,7 @@ def three_categories() -> MetaManager:
             CategoryManager("Parcels", "Deliveries.", [track_parcel], model),
             CategoryManager("Weather", "Forecasts.", [forecast], model),
         ],
-        guards="small",
+        guards=SMALL_EVERY_TURN,
     )
 
 
@@ -308,7 +309,7 @@ async def traced_turn(path: Path) -> list[dict[str, Any]]:
     """One question to a main agent over `three_categories`, traced to `path`: its lines."""
     meta = three_categories()
     meta.tracer = Tracer(jsonl=path, otel=False)
-    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards="small")
+    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards=SMALL_EVERY_TURN)
     assert await agent.ask(QUESTION) == "5, and Paris is dry at 18 C."
     await meta.tracer.aclose()
     return read_lines(path)
@@ -337,6 +338,8 @@ async def test_a_main_agent_turn_is_traced_with_what_was_offered_called_retried_
         "agent": "Friday",
         "session": turn[0]["session"],
         "request": QUESTION,
+        "guards": "guard profile 'small without hand_up_result, results_as_answer' (given to"
+        " the main agent)",
     }
     assert turn[0]["session"].startswith("friday-")
     replied = [line for line in turn if line["event"] == "agent_replied"]
@@ -421,7 +424,7 @@ async def test_each_turn_has_its_own_id_and_counts_and_calls_outside_a_turn_carr
     meta = three_categories()
     meta.tracer = Tracer(jsonl=tmp_path / "trace.jsonl", otel=False)
     main = ScriptedModel([*two_calls_then_answer(), AssistantTurn(text="Nothing to do.")])
-    agent = MainAgent(main, meta, guards="small")
+    agent = MainAgent(main, meta, guards=SMALL_EVERY_TURN)
     await agent.ask(QUESTION)
     assert await agent.ask("Thanks!") == "Nothing to do."
     await meta.call_tool("maths", {"objective": "Add", "exact_input": "2, 3"})
@@ -481,7 +484,7 @@ async def test_a_turn_span_holds_the_spans_of_its_category_calls(tmp_path: Path)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     meta = three_categories()
     meta.tracer = Tracer(tracer_provider=provider)
-    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards="small")
+    agent = MainAgent(ScriptedModel(two_calls_then_answer()), meta, guards=SMALL_EVERY_TURN)
     await agent.ask(QUESTION)
     spans = exporter.get_finished_spans()
     turn = next(s for s in spans if s.name == "meta_tools.turn Friday")

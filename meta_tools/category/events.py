@@ -57,6 +57,7 @@ class RunEvent(TraceRecord):
 @dataclass(frozen=True, slots=True)
 class RunStarted(RunEvent):
     objective: str = ""
+    guards: str = ""  # the guard profile in force: its name and the guards added or taken
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ reported as a `ToolFinished` event.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -20,11 +21,20 @@ from ..llm.types import ToolCall
 from ..tools.pack import ToolOutcome, ToolPack
 from .events import ToolFinished
 from .fence import render_value, tool_message
-from .result import Execution, truncate
-from .run import Run, RunState
+from .result import TRUNCATED, Execution, truncate
+from .run import Run, RunState, found_nothing
 from .turns import call_key
 
-__all__ = ["RoundExecutor", "done_so_far", "nothing_worked", "results_so_far"]
+__all__ = [
+    "HAND_UP_CHARS",
+    "RoundExecutor",
+    "done_so_far",
+    "hands_up",
+    "in_steps",
+    "nothing_worked",
+    "results_so_far",
+    "unfinished",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +180,53 @@ def results_so_far(state: RunState) -> str:
     """The results of the run's successful calls, one a line (else `done_so_far`)."""
     ok = [e for e in state.executions if e.ok]
     return "\n".join(dict.fromkeys(f"{e.tool}: {e.result}" for e in ok)) or done_so_far(state)
+
+
+#: The longest results a category hands up as its answer without a model call (guard
+#: `hand_up_result`): longer ones are summarised by the model, so a host gets a compact result.
+HAND_UP_CHARS = 1500
+
+#: A result that says the work is still going (a build "running", a job "queued"): not
+#: the answer yet. A word used otherwise only costs the model call that evaluates it.
+_IN_PROGRESS = re.compile(
+    r"\b(running|pending|queued|in[ _-]progress|processing|waiting|not (yet )?(done|finished|complete))\b",
+    re.IGNORECASE,
+)
+#: A task in steps ("find the config file, then read it"): the first round did one.
+_STEPS = re.compile(
+    r"\b(then|after that|afterwards|followed by|once (it|that|done)|finally|and also)\b",
+    re.IGNORECASE,
+)
+
+
+def unfinished(text: str) -> bool:
+    """Whether a result says the work is still going (a status to poll again)."""
+    return _IN_PROGRESS.search(text) is not None
+
+
+def in_steps(task: str) -> bool:
+    """Whether a task says it has steps after the first ("..., then ...")."""
+    return _STEPS.search(task) is not None
+
+
+def hands_up(state: RunState) -> bool:
+    """Whether the first round's results are the run's answer as they are: every call of
+    it worked, each found something, none was cut, and together they are short
+    (`HAND_UP_CHARS`), none says the work is still going, and the task is not one in
+    steps. A failed, empty, long or unfinished result goes to the model to evaluate."""
+    if state.iteration != 1 or not state.executions:
+        return False
+    if not all(e.ok and e.round == 1 for e in state.executions):
+        return False
+    if any(found_nothing(e.result, e.arguments) for e in state.executions):
+        return False
+    if any(TRUNCATED in (e.result or "") for e in state.executions):
+        return False
+    if any(unfinished(e.result or "") for e in state.executions):
+        return False  # a status poll: the model decides whether to ask again
+    if in_steps(f"{state.objective}\n{state.exact_input}\n{state.request}"):
+        return False  # the next step may need these results
+    return len(results_so_far(state)) <= HAND_UP_CHARS
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:

@@ -38,7 +38,7 @@ from .events import (
     RunStarted,
     ToolsSelected,
 )
-from .execute import RoundExecutor, done_so_far, nothing_worked, results_so_far
+from .execute import RoundExecutor, done_so_far, hands_up, nothing_worked, results_so_far
 from .fence import tool_message
 from .grounding import ascreen_calls
 from .limits import LIMITS
@@ -403,6 +403,10 @@ class CategoryManager:
                     if repeat_verdict(only_repeats, guards, counts) == "stop":
                         # Told once to finish, it repeats again: end with what it has.
                         return self._result(run, "success", results_so_far(run.state))
+                    if guards.on("hand_up_result") and not rejected and hands_up(state):
+                        # The results answer as they are: a small model's restatement
+                        # costs a call and adds nothing (or numbers nobody found).
+                        return self._result(run, "success", results_so_far(run.state))
                     self.offer(run)
                     evaluation = self._render(self.prompts.tool_result_evaluation, run)
                     state.messages.append(Message(role="user", content=evaluation))
@@ -534,7 +538,10 @@ class CategoryManager:
         )
 
     def _started(self, state: RunState) -> RunEvent:
-        return RunStarted(state.run_id, self.name, 0, objective=self.redactor.text(state.objective))
+        objective = self.redactor.text(state.objective)
+        return RunStarted(
+            state.run_id, self.name, 0, objective=objective, guards=self.guards.describe()
+        )
 
     def _decision(self, run: Run, outcome: Outcome, turn: AssistantTurn, took: float) -> RunEvent:
         """The event of one LLM decision: the first selects tools, later ones evaluate."""

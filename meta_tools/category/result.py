@@ -18,12 +18,16 @@ __all__ = ["CategoryResult", "Execution", "RunStatus", "RunUsage", "truncate"]
 RunStatus = Literal["success", "insufficient_input", "no_suitable_tool", "max_iterations", "failed"]
 
 
+#: How the marker of a cut text begins.
+TRUNCATED = "…[truncated "
+
+
 def truncate(text: str, limit: int) -> str:
     """Cut `text` to `limit` characters with a visible marker saying how much was cut."""
     if len(text) <= limit:
         return text
     cut = len(text) - limit
-    return f"{text[:limit]}…[truncated {cut} characters]"
+    return f"{text[:limit]}{TRUNCATED}{cut} characters]"
 
 
 class _ValidText(BaseModel):

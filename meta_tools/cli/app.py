@@ -21,7 +21,7 @@ from rich.console import Console
 
 from ..config import SECTIONS, read_json
 from ..exceptions import ConfigError
-from ..router.from_config import missing_model, serving_fallback
+from ..router.from_config import missing_model, profile_choice, serving_fallback
 from ..router.manager import MetaManager
 from ..router.reload import ConfigReloader
 from ..tracing import Tracer
@@ -40,6 +40,8 @@ from .common import (
     ToolsOption,
     TraceOption,
     app,
+    describe_guards,
+    describe_model,
     fail,
     level_of,
     load_config,
@@ -220,6 +222,8 @@ async def _serve(meta: MetaManager, config: Path, settings: _ServeSettings) -> N
                 f"serving {len(meta.categories)} category tools ({shown(names)}) on {shown(where)}",
                 soft_wrap=True,
             )
+            err.print(f"the categories use {shown(describe_model(meta))}", soft_wrap=True)
+            err.print(shown(describe_guards(meta)), soft_wrap=True)
             for warning in meta.warnings:
                 err.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
             if settings.reload:
@@ -358,6 +362,9 @@ def list_(
         async def go() -> dict[str, Any]:
             async with meta:
                 found = measure(meta)
+                # The model is not asked here (`list` needs none): its name as configured.
+                choice = profile_choice(loaded)
+                found["guards"] = {"profile": choice.guards, "reason": choice.reason}
                 if check:
                     found["grouping"] = [vars(f) for f in grouping_findings(meta)]
                 return found

@@ -29,6 +29,7 @@ from .common import (
     ToolsOption,
     TraceOption,
     app,
+    describe_guards,
     describe_model,
     load_config,
     load_tools,
@@ -95,7 +96,8 @@ def _loop(
 ) -> None:
     """The conversation itself, with the router open in `portal`'s event loop."""
     console.print(
-        f"[dim]{shown(agent.name)} and the categories use {shown(describe_model(agent.meta))}.[/]",
+        f"[dim]{shown(agent.name)} and the categories use {shown(describe_model(agent.meta))}.\n"
+        f"{shown(describe_guards(agent.meta))}[/]",
         soft_wrap=True,
     )
     for warning in agent.meta.warnings:

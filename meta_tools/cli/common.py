@@ -294,6 +294,7 @@ def require_model(config: MetaToolsConfig, source: Path, *, serving: bool) -> No
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+GUARD_LOGGER = "meta_tools.guards"
 
 
 def level_of(options: GlobalOptions, default: int) -> int:
@@ -325,20 +326,28 @@ def log_to_stderr(level: int) -> None:
         package.addHandler(handler)
         package.propagate = False
     package.setLevel(level)
+    # A model that writes its calls as text under a profile that does not read them gets
+    # its raw JSON as the answer: every command that talks to a model says so, once.
+    logging.getLogger(GUARD_LOGGER).setLevel(min(level, logging.WARNING))
 
 
 def describe_model(meta: MetaManager) -> str:
-    """What an open router built from a config runs its categories on, and the guard profile
-    in force, for banners: `the OpenAI-compatible model 'x' (as its server reports) at URL
-    (timeout 300 s, for a model on this machine); guard profile 'small' (x: 1.5B parameters)`."""
-    choice = meta.profile_choice.line()
+    """What an open router built from a config runs its categories on, for banners: `the
+    OpenAI-compatible model 'x' (as its server reports) at URL (timeout 300 s, for a model
+    on this machine)`."""
     model, config = meta.model, meta.config
     if isinstance(model, SamplingChatModel) or config is None:
-        return f"the MCP host's own model (sampling); {choice}"
+        return "the MCP host's own model (sampling)"
     spec = with_environment(config.model)
     kind = "DashScope model" if spec.provider == "dashscope" else "OpenAI-compatible model"
     name = model_name(model) or spec.name
     reported = " (as its server reports)" if meta.served_model is not None else ""
     where = f" at {spec.base_url}" if spec.base_url else ""
     timeout = f"timeout {spec.timeout_s:g} s{timeout_reason(config.model)}"
-    return f"the {kind} {name!r}{reported}{where} ({timeout}); {choice}"
+    return f"the {kind} {name!r}{reported}{where} ({timeout})"
+
+
+def describe_guards(meta: MetaManager) -> str:
+    """`Guard profile 'small' (qwen2.5-coder-1.5b: 1.5B parameters).`: for banners."""
+    line = meta.profile_choice.line()
+    return f"{line[0].upper()}{line[1:]}."

@@ -245,6 +245,11 @@ def print_listing(console: Console, listing: dict[str, Any]) -> None:
         )
     console.print(table)
     print_saving(console, listing)
+    if "guards" in listing:
+        guards = listing["guards"]
+        console.print(
+            f"Guard profile {shown(guards['profile'])!r}: {shown(guards['reason'])}", soft_wrap=True
+        )
     for warning in listing.get("warnings", []):
         console.print(f"[yellow]warning:[/] {shown(warning)}", soft_wrap=True)
 

@@ -7,10 +7,10 @@ first request: the model's name as configured or as its server reports it, the
 provider, and where the server runs. The choice carries its reason in words, so
 that banners, `list` and traces can say why.
 
-Capable models first: nothing known about a model means `capable` (no guard),
-except one case, a model on this machine whose name nobody gave: most models
-people run locally are small, and the name the server reports is asked first
-(`served_models`).
+Capable models first: nothing known about a model means `capable` (no guard).
+A name nobody gave is asked of the server (`OpenAIChatModel.served_models`): local
+servers (llama.cpp, Ollama, vLLM) report the model they serve, and its name
+usually says its size.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .keys import is_local_url
+from .wrapper import innermost
 
 __all__ = [
     "CAPABLE",
@@ -27,6 +28,7 @@ __all__ = [
     "SMALL_BELOW_B",
     "ModelProfile",
     "ProfileChoice",
+    "choice_for_model",
     "choose_profile",
     "model_name",
     "parameters_b",
@@ -135,17 +137,14 @@ def choose_profile(name: str | None, *, provider: str, base_url: str | None) -> 
     """
     if provider == "sampling":
         return ProfileChoice("capable", "the MCP host's own model", None, CAPABLE)
-    local = is_local_url(base_url)
     if name is None:
-        if local:
-            return ProfileChoice(
-                "small",
-                f"an unnamed model on this machine ({base_url}): most are small; set"
-                ' model.name, or "guards": {"profile": "capable"} for a large one',
-                None,
-                SMALL,
-            )
-        return ProfileChoice("capable", "nothing known says it is small", None, CAPABLE)
+        where = "on this machine" if is_local_url(base_url) else "of the provider"
+        return ProfileChoice(
+            "capable",
+            f"nothing known of the model {where}: no name was given and its server named none",
+            None,
+            CAPABLE,
+        )
     size = parameters_b(name)
     if size is not None:
         small = size < SMALL_BELOW_B
@@ -154,6 +153,19 @@ def choose_profile(name: str | None, *, provider: str, base_url: str | None) -> 
     if _HOSTED.match(_PATH_TAIL.split(name.lower())[-1]):
         return ProfileChoice("capable", f"{name}: a hosted model family", name, CAPABLE)
     return ProfileChoice("capable", f"{name}: nothing known says it is small", name, CAPABLE)
+
+
+def choice_for_model(model: object) -> ProfileChoice:
+    """The guard profile a model client calls for, from the name it sends and where it
+    sends it (a model passed in code: its name is given), looking through wrappers."""
+    model = innermost(model)
+    base_url = getattr(model, "base_url", None)
+    provider = "sampling" if getattr(model, "ways_out", None) is not None else "openai"
+    return choose_profile(
+        model_name(model),
+        provider=provider,
+        base_url=base_url if isinstance(base_url, str) else None,
+    )
 
 
 def model_name(model: object) -> str | None:

@@ -12,7 +12,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 from .base import ChatModel
 from .types import AssistantTurn, ChatRequest
 
-__all__ = ["ModelWrapper", "find_model"]
+__all__ = ["ModelWrapper", "find_model", "innermost"]
 
 M = TypeVar("M")
 
@@ -41,3 +41,13 @@ def find_model(model: ChatModel, kind: type[M]) -> M | None:
         seen.add(id(current))
         current = current.inner if isinstance(current, ModelWrapper) else None
     return None
+
+
+def innermost(model: object) -> object:
+    """The model at the bottom of `model`'s wrappers (`model` itself when it wraps none):
+    the one whose name and address say what answers."""
+    seen: set[int] = set()
+    while isinstance(model, ModelWrapper) and id(model) not in seen:
+        seen.add(id(model))
+        model = model.inner
+    return model

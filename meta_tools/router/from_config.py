@@ -41,14 +41,14 @@ from ..guards import Guards
 from ..llm.base import ChatModel, GenerationOptions
 from ..llm.defaults import LOCAL_TIMEOUT_S, SAMPLING_MAX_TOKENS
 from ..llm.keys import is_local_url
-from ..llm.profile import ProfileChoice, choose_profile, model_name
+from ..llm.profile import ProfileChoice, choice_for_model, choose_profile
 from ..llm.sampling import SamplingChatModel
 from ..tools.base import BaseTool
 from ..tools.builtins import list_directory_tool, python_tool, read_file_tool, shell_tool
 from ..tools.cache import MemoryCache, RedisCache, ResultCache
 from ..tools.mcp import HttpTransportFactory, McpTarget, McpToolSource
-from ..tools.mcp.oauth import OAuthLogin
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
+from ..tools.mcp.oauth import OAuthLogin
 from ..tools.pack import ToolPack
 from .ways_out import ALTERNATIVES, has_model_section
 
@@ -308,10 +308,7 @@ def profile_choice(
         where = f"{config.source}: guards.profile" if config.source else "guards.profile"
         return ProfileChoice(section.profile, f"set in {where}")
     if model is not None:
-        name = model_name(model)
-        base_url = getattr(model, "base_url", None)
-        provider = "sampling" if isinstance(model, SamplingChatModel) else "openai"
-        return choose_profile(name, provider=provider, base_url=base_url)
+        return choice_for_model(model)
     spec = with_environment(config.model)
     name = name_given(config.model) or served
     return choose_profile(name, provider=spec.provider, base_url=spec.base_url)

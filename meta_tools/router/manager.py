@@ -28,7 +28,7 @@ from ..exceptions import CategoryNotFoundError, ClosedError, ModelError, ToolArg
 from ..guards import Guards
 from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
-from ..llm.profile import ProfileChoice
+from ..llm.profile import ProfileChoice, choice_for_model
 from ..llm.types import ToolDefinition
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource
@@ -375,7 +375,11 @@ class MetaManager(AsyncCloseable):
             return self._guards
         if self._assembly is not None:
             return self._assembly.guards
-        return _NO_GUARDS if model is None else Guards.for_model(model)
+        if model is None:
+            # Categories in code: those they run, each chosen by its own model.
+            first = next(iter(self._managers.values()), None)
+            return _NO_GUARDS if first is None else first.guards
+        return Guards.for_model(model)
 
     @property
     def served_model(self) -> str | None:
@@ -385,11 +389,18 @@ class MetaManager(AsyncCloseable):
     @property
     def profile_choice(self) -> ProfileChoice:
         """The guard profile in force and why, for banners, `list` and traces."""
+        return self.choice_for(None)
+
+    def choice_for(self, model: object) -> ProfileChoice:
+        """Why `guards_for(model)` are the guards they are."""
         if self._guards is not None:
-            return ProfileChoice(self._guards.profile, "given in code")
+            return ProfileChoice(self._guards.describe(), "given in code")
         if self._assembly is not None:
             return self._assembly.choice
-        return ProfileChoice("capable", "the default")
+        if model is None:
+            first = next(iter(self._managers.values()), None)
+            return choice_for_model(None if first is None else first.model)
+        return choice_for_model(model)
 
     # -- routing at scale -----------------------------------------------------------------
     @property

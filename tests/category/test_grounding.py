@@ -15,6 +15,7 @@ from meta_tools.config import RoutingConfig
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.pack import as_tool
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +81,7 @@ def calls(name: str, arguments: dict[str, object]) -> AssistantTurn:
 def category(model: ScriptedModel, *tools: object, name: str = "Finance") -> CategoryManager:
     """A category under the small-model guards, which hold unfounded calls."""
     listed: list[Any] = list(tools)
-    return CategoryManager(name, f"{name} tools.", listed, model, guards="small")
+    return CategoryManager(name, f"{name} tools.", listed, model, guards=SMALL_EVERY_TURN)
 
 
 INVESTMENT = ("calculate_investment_value", {"principal": 1000, "interest_rate": 0.05, "years": 5})

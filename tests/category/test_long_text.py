@@ -13,6 +13,7 @@ from meta_tools.category.manager import CategoryManager
 from meta_tools.exceptions import ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MAX_ARGUMENT_CHARS, MetaManager
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +26,7 @@ def shout(text: str) -> str:
 
 def texts(model: ScriptedModel) -> MetaManager:
     """A router over one category under the small-model guards (they read the task)."""
-    category = CategoryManager("Text", "Changes case.", [shout], model, guards="small")
+    category = CategoryManager("Text", "Changes case.", [shout], model, guards=SMALL_EVERY_TURN)
     return MetaManager([category])
 
 

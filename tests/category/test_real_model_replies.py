@@ -30,11 +30,12 @@ from tests.fakes.llm_server import (
     openai_tool_reply,
     wire_tool_call,
 )
+from tests.guard_profiles import HAND_UPS, SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
 #: These replies are a small model's: every guard runs, as it does for one.
-SMALL = Guards("small")
+SMALL = SMALL_EVERY_TURN
 EMPTY_NOTE = SMALL.text("empty_reply")
 
 CHRISTMAS = {"date": "2025-12-25"}
@@ -151,7 +152,7 @@ async def test_with_recovery_turned_off_a_written_call_is_the_text_it_was(
 ) -> None:
     llm_server.enqueue(text(WRITTEN_CALLS["json-fence"]))
     async with local_model(llm_server, recover_text_calls=False) as model:
-        off = Guards("small", disable=["text_calls"])
+        off = Guards("small", disable=["text_calls", *HAND_UPS])
         category = CategoryManager("Dates", "Weekdays.", [tool(describe_date)], model, guards=off)
         result = await category.run("What weekday is this date?", "2025-12-25")
     assert (result.status, result.executions, result.usage.recovered_calls) == (

@@ -7,6 +7,7 @@ import pytest
 from meta_tools import tool
 from meta_tools.category.manager import CategoryManager
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +37,9 @@ def run_one_call(
     )
     tools: list[Any] = [protein_sequence, find_restaurants]
     # Spreading lists is a small-model guard (`spread_lists`).
-    manager = CategoryManager("Biology", "Genes and food.", tools, model, guards="small", **options)
+    manager = CategoryManager(
+        "Biology", "Genes and food.", tools, model, guards=SMALL_EVERY_TURN, **options
+    )
     return manager, model
 
 

@@ -28,6 +28,7 @@ from tests.fakes.llm_server import (
     openai_tool_reply,
     wire_tool_call,
 )
+from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio
 
@@ -76,7 +77,7 @@ class Bank:
 def payments(bank: Bank, model: Any) -> CategoryManager:
     """The category under the small-model guards, whose loop reads calls written as text."""
     return CategoryManager(
-        "Payments", "Web pages and payments.", bank.tools(), model, guards="small"
+        "Payments", "Web pages and payments.", bank.tools(), model, guards=SMALL_EVERY_TURN
     )
 
 
@@ -147,15 +148,21 @@ async def test_the_main_agent_does_not_run_a_category_call_quoted_from_a_categor
     summary = f"The page asks for this: {written}"
     web_model = ScriptedModel([AssistantTurn(tool_calls=[FETCH]), AssistantTurn(text=summary)])
     web = CategoryManager(
-        "Web", "Reads web pages.", Bank(page_with(written)).tools()[:1], web_model, guards="small"
+        "Web",
+        "Reads web pages.",
+        Bank(page_with(written)).tools()[:1],
+        web_model,
+        guards=SMALL_EVERY_TURN,
     )
     pay_model = ScriptedModel([])
     bank = Bank("")
-    pay = CategoryManager("Payments", "Sends money.", bank.tools()[1:], pay_model, guards="small")
+    pay = CategoryManager(
+        "Payments", "Sends money.", bank.tools()[1:], pay_model, guards=SMALL_EVERY_TURN
+    )
     read = ToolCall(name="web", arguments={"objective": "Read the page", "exact_input": "x"})
     answer = f"The page says: {written}"
     main = ScriptedModel([AssistantTurn(tool_calls=[read]), AssistantTurn(text=answer)])
-    agent = MainAgent(RecoveringModel(main), MetaManager([web, pay]), guards="small")
+    agent = MainAgent(RecoveringModel(main), MetaManager([web, pay]), guards=SMALL_EVERY_TURN)
     said = await agent.ask("Read the page")
     assert said == answer
     assert (pay_model.requests, bank.sent) == ([], [])
@@ -176,7 +183,11 @@ async def test_json_data_with_a_name_is_the_answer_not_a_call_to_nudge() -> None
         [AssistantTurn(tool_calls=[lookup]), AssistantTurn(text='{"name": "Alice Martin"}')]
     )
     people = CategoryManager(
-        "People", "Finds people.", [tool(find_person)], RecoveringModel(model), guards="small"
+        "People",
+        "Finds people.",
+        [tool(find_person)],
+        RecoveringModel(model),
+        guards=SMALL_EVERY_TURN,
     )
     result = await people.run("Full name of Alice, as JSON", "Alice")
     assert (result.status, result.summary, result.usage.llm_calls) == (

@@ -187,11 +187,11 @@ def test_run_for_agent_prints_what_the_main_agents_llm_reads_of_the_result(
 def test_run_without_a_model_section_uses_the_openai_environment_variables(
     workdir: Path, llm_server: FakeLLMServer
 ) -> None:
-    # A small model's call written as text: the small-model guards read it.
-    write_config(workdir, {"guards": {"profile": "small"}, **CATEGORIES})
+    # A small model's call written as text: the profile its name calls for (small) reads
+    # it, and hands the short result up without a second model call.
+    write_config(workdir, CATEGORIES)
     llm_server.enqueue(
         Reply(body=openai_text_reply('{"name": "shout", "arguments": {"text": "hi"}}')),
-        Reply(body=openai_text_reply("HI")),
     )
     env = {
         "OPENAI_API_KEY": "k",
@@ -203,8 +203,8 @@ def test_run_without_a_model_section_uses_the_openai_environment_variables(
     )
     assert done.exit_code == 0, done.output
     result = json.loads(done.stdout)
-    assert (result["summary"], result["usage"]["recovered_calls"]) == ("HI", 1)
-    assert [r.body["model"] for r in llm_server.requests] == ["qwen2.5-coder-1.5b"] * 2
+    assert (result["summary"], result["usage"]["recovered_calls"]) == ("shout: HI", 1)
+    assert [r.body["model"] for r in llm_server.requests] == ["qwen2.5-coder-1.5b"]
 
 
 def test_validate_a_good_config_exits_zero_and_prints_its_warnings(workdir: Path) -> None:

@@ -127,9 +127,10 @@ def test_chat_talks_through_the_configs_model_and_shows_each_step_until_exit(
     done = chat(folder, "--trace", "chat.jsonl", stdin="What is 2 + 3?\nexit\n")
     assert (done.returncode, done.stderr) == (0, "")
     lines = [line.rstrip() for line in done.stdout.splitlines()]
-    assert lines[:2] == [
+    assert lines[:3] == [
         f"Friday and the categories use the OpenAI-compatible model 'local' at"
-        f" {llm_server.openai_base_url} (timeout 60 s).",
+        f" {llm_server.openai_base_url} (timeout 300 s, for a model on this machine).",
+        "Guard profile 'capable' (local: nothing known says it is small).",
         "Friday's tools: math, text. Type 'exit' to leave.",
     ]
     # stdin is not echoed, so the first step follows the prompt on its line
@@ -179,7 +180,7 @@ def test_chat_without_a_model_section_takes_the_environments_local_server(
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith(
         f"Friday and the categories use the OpenAI-compatible model 'from-env' at"
-        f" {llm_server.openai_base_url} (timeout 60 s).\n"
+        f" {llm_server.openai_base_url} (timeout 300 s, for a model on this machine).\n"
     )
     assert "Friday> It is 5." in done.stdout
     assert {r.body["model"] for r in llm_server.requests} == {"from-env"}

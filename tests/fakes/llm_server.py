@@ -116,6 +116,8 @@ class FakeLLMServer:
         self._server: uvicorn.Server | None = None
         self._socket: socket.socket | None = None
         self.port = 0
+        self.models: list[str] | None = None
+        """What ``GET /v1/models`` lists (None: the route answers 404, as some servers do)."""
 
     # -- scripting ---------------------------------------------------------
 
@@ -138,6 +140,7 @@ class FakeLLMServer:
             self.requests.clear()
             self._replies.clear()
             self._responder = _script_ran_out
+            self.models = None
         self._release_delayed()
 
     @property
@@ -252,9 +255,16 @@ class FakeLLMServer:
         async def dashscope(request: Request) -> Response:
             return await self._handle("dashscope", request)
 
+        async def models(_request: Request) -> Response:
+            if self.models is None:
+                return JSONResponse(openai_error("not found", error_type="not_found"), 404)
+            listed = [{"id": name, "object": "model", "owned_by": "local"} for name in self.models]
+            return JSONResponse({"object": "list", "data": listed})
+
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", openai, methods=["POST"]),
+                Route("/v1/models", models, methods=["GET"]),
                 Route("/compatible-mode/v1/chat/completions", openai, methods=["POST"]),
                 Route(DASHSCOPE_PATH, dashscope, methods=["POST"]),
             ],

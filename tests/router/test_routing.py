@@ -27,6 +27,7 @@ from meta_tools.router import manager as router_manager
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, what_tools_do
 from meta_tools.router.ranking import MAX_TEXT_CHARS, CategoryRanking
 from meta_tools.serve.server import build_server
+from tests.guard_profiles import SMALL_EVERY_TURN
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
 
 pytestmark = pytest.mark.anyio
@@ -95,9 +96,9 @@ def world(
     max_categories: int = 2,
     retry_categories: int = 1,
     min_score_ratio: float = 0.0,
-    guards: str = "capable",
+    guards: Guards | str = "capable",
 ) -> MetaManager:
-    """The five categories over `model`; `guards="small"` for what small models need."""
+    """The five categories over `model`; `guards=SMALL_EVERY_TURN` for what small models need."""
     managers = [CategoryManager(n, d, tools, model, guards=guards) for n, d, tools in CATEGORIES]
     routing = RoutingConfig(
         max_categories=max_categories,
@@ -260,7 +261,7 @@ def test_only_categories_near_the_best_one_s_score_are_offered() -> None:
         None,  # the guard profile decides: one retry under "small", none under "capable"
     )
     assert MetaManager([]).retry_categories == 0
-    assert MetaManager([], guards="small").retry_categories == 1
+    assert MetaManager([], guards=SMALL_EVERY_TURN).retry_categories == 1
 
 
 async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> None:
@@ -359,7 +360,7 @@ async def test_a_decline_written_as_the_prompt_words_after_a_failed_call_runs_th
         call = ToolCall(name="league_table", arguments={"league": "premier league"})
         return AssistantTurn(tool_calls=[call])
 
-    meta = world(ScriptedModel.from_function(reply), guards="small")
+    meta = world(ScriptedModel.from_function(reply), guards=SMALL_EVERY_TURN)
     result = await meta.call_tool("parcels", LEAGUE)
     assert (result.status, result.category, result.declined) == ("success", "Football", ["Parcels"])
     # What the declining category ran stays in the record, before the retry's calls.
@@ -403,7 +404,7 @@ async def test_no_retry_in_a_category_that_matches_nothing_of_the_call() -> None
 async def test_an_mcp_host_gets_the_retry_through_sampling_in_both_protocol_eras(mode: str) -> None:
     """Under 2026-07-28 the retried run waits for the host too: its state names the decline."""
     managers = [CategoryManager(n, d, t, SamplingChatModel()) for n, d, t in CATEGORIES]
-    meta = MetaManager(managers, routing=RoutingConfig(max_categories=2), guards="small")
+    meta = MetaManager(managers, routing=RoutingConfig(max_categories=2), guards=SMALL_EVERY_TURN)
     host = ScriptedHost(
         [
             ("decline", {"reason": "no football tool here"}),
@@ -453,7 +454,7 @@ async def test_a_category_that_did_its_part_returns_the_rest_and_the_main_agent_
         ]
     )
     categories_model = ScriptedModel.from_function(categories)
-    meta = world(categories_model, max_categories=8, guards="small")
+    meta = world(categories_model, max_categories=8, guards=SMALL_EVERY_TURN)
     maths = await meta.call_tool("maths", task)
     assert (maths.status, maths.remainder) == ("success", "the weather forecast for Paris")
     assert [e.tool for e in maths.executions] == ["add"]
@@ -506,7 +507,7 @@ async def test_the_rest_is_sent_on_once() -> None:
         ]
     )
     model = ScriptedModel.from_function(categories)
-    answer = await MainAgent(main, world(model, max_categories=8), guards="small").ask(
+    answer = await MainAgent(main, world(model, max_categories=8), guards=SMALL_EVERY_TURN).ask(
         "What is 2 + 3, the weather in Paris, and find the film Heat?"
     )
     assert answer == "5; Paris is dry."
@@ -554,7 +555,9 @@ async def test_what_the_first_part_found_does_not_steer_where_the_rest_is_retrie
     managers = [CategoryManager(n, d, tools.get(n, t), model) for n, d, t in CATEGORIES]
     meta = MetaManager(managers, routing=RoutingConfig(max_categories=8, min_score_ratio=0.0))
     assert meta.rank(add_goals(2, 3))[0].category.name == "Football"  # what the text says
-    await MainAgent(main, meta, guards="small").ask("What is 2 + 3, and the weather in Paris?")
+    await MainAgent(main, meta, guards=SMALL_EVERY_TURN).ask(
+        "What is 2 + 3, and the weather in Paris?"
+    )
     assert [category_named(r) for r in model.requests] == ["Maths", "Maths", "Weather"]
 
 
@@ -571,7 +574,7 @@ async def test_the_rest_never_goes_back_to_the_category_that_handed_it_on() -> N
         if isinstance(step, CategoryReturned) and step.result is not None:
             results.append(step.result)
 
-    await MainAgent(main, meta, guards="small").ask(
+    await MainAgent(main, meta, guards=SMALL_EVERY_TURN).ask(
         "What is 2 + 3, and the weather in Paris?", on_step=keep
     )
     assert [(r.category, r.status) for r in results] == [
@@ -623,7 +626,7 @@ async def test_a_tool_called_by_name_runs_in_the_category_that_holds_it(name: st
     async def sink(step: Any) -> None:
         steps.append(step)
 
-    agent = MainAgent(main, world(categories, max_categories=8, guards="small"))
+    agent = MainAgent(main, world(categories, max_categories=8, guards=SMALL_EVERY_TURN))
     assert await agent.ask(question, on_step=sink) == "Done."
     called = [s.call for s in steps if type(s).__name__ == "CategoryCalled"]
     assert [c.name for c in called] == ["parcels"]
@@ -655,7 +658,7 @@ async def test_a_category_called_with_a_tool_s_arguments_gets_them_as_its_input(
     for call, arguments in zip(calls, expected, strict=True):
         categories = _category_run()
         main = _main_calls(call)
-        meta = world(categories, max_categories=8, guards="small")
+        meta = world(categories, max_categories=8, guards=SMALL_EVERY_TURN)
         assert await MainAgent(main, meta).ask(question) == "Done."
         seen = main.requests[1].messages
         reply = next(m for m in seen if m.role == "tool")
@@ -670,7 +673,7 @@ async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_
     question = "What is the forecast for Paris?"
     call = ToolCall(name="weather_forecasts", arguments={"city": "Paris"})
     main, categories = _main_calls(call), _category_run()
-    agent = MainAgent(main, world(categories, guards="small"))
+    agent = MainAgent(main, world(categories, guards=SMALL_EVERY_TURN))
     assert agent.category_for(call, question) == "weather"
     assert await agent.ask(question) == "Done."
     assert category_named(categories.requests[0]) == "Weather"
@@ -681,7 +684,7 @@ async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_
 async def test_a_call_no_category_fits_is_answered_with_an_error_and_runs_nothing() -> None:
     call = ToolCall(name="teleport", arguments={"to": "Mars"})
     main, categories = _main_calls(call), _category_run()
-    agent = MainAgent(main, world(categories, guards="small"))
+    agent = MainAgent(main, world(categories, guards=SMALL_EVERY_TURN))
     assert agent.category_for(call, "Beam me up") is None
     assert await agent.ask("Beam me up") == "Done."
     reply = next(m for m in main.requests[1].messages if m.role == "tool")
@@ -714,7 +717,7 @@ async def test_a_call_written_as_text_to_a_name_the_router_can_route_runs(
     scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
     main = RecoveringModel(scripted)
     categories = _category_run()
-    agent = MainAgent(main, world(categories, max_categories=2, guards="small"))
+    agent = MainAgent(main, world(categories, max_categories=2, guards=SMALL_EVERY_TURN))
     assert await agent.ask("Where is CA107?") == "Out for delivery."
     assert [category_named(r) for r in categories.requests] == ["Parcels", "Parcels"]
     task = read_task(categories.requests[0].messages[1].content)
@@ -740,7 +743,7 @@ async def test_a_call_written_as_text_to_a_service_goes_where_any_category_sends
     scripted = ScriptedModel([AssistantTurn(text=written), AssistantTurn(text="Out for delivery.")])
     categories = _category_run()
     agent = MainAgent(
-        RecoveringModel(scripted), world(categories, max_categories=2, guards="small")
+        RecoveringModel(scripted), world(categories, max_categories=2, guards=SMALL_EVERY_TURN)
     )
     assert await agent.ask("Where is my parcel CA107?") == "Out for delivery."
     assert category_named(categories.requests[0]) == "Parcels"
@@ -755,14 +758,14 @@ async def test_a_call_written_as_text_that_no_category_fits_is_answered_so() -> 
     nothing = '{"name": "teleport_now", "arguments": {"to": "Mars"}}'
     scripted = ScriptedModel([AssistantTurn(text=nothing), AssistantTurn(text="I cannot.")])
     categories = _category_run()
-    agent = MainAgent(RecoveringModel(scripted), world(categories, guards="small"))
+    agent = MainAgent(RecoveringModel(scripted), world(categories, guards=SMALL_EVERY_TURN))
     assert await agent.ask("Beam me to Mars") == "I cannot."
     assert categories.requests == []
     reply = next(m for m in scripted.requests[1].messages if m.role == "tool")
     assert reply.content.startswith("error: no category fits this task")
     # A name alone is data, not a call: the reply is the answer.
     data = ScriptedModel([AssistantTurn(text='{"name": "Mars"}')])
-    meta = world(_category_run(), guards="small")
+    meta = world(_category_run(), guards=SMALL_EVERY_TURN)
     assert await MainAgent(RecoveringModel(data), meta).ask("A planet?") == ('{"name": "Mars"}')
 
 
@@ -827,11 +830,13 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
     """Seen with the 1.5B on demo x4: the text category searched the text "notes.txt" for
     "line 1", found nothing, and its answer "line 1" went back as a success."""
     model = text_then_files(declines)
-    text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="small")
-    files = CategoryManager(
-        "Files", "Read the lines of files.", [read_lines], model, guards="small"
+    text = CategoryManager(
+        "Text", "Words in a text.", [find_in_text], model, guards=SMALL_EVERY_TURN
     )
-    result = await MetaManager([text, files], guards="small").call_tool("text", LINE_ONE)
+    files = CategoryManager(
+        "Files", "Read the lines of files.", [read_lines], model, guards=SMALL_EVERY_TURN
+    )
+    result = await MetaManager([text, files], guards=SMALL_EVERY_TURN).call_tool("text", LINE_ONE)
     assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
     assert result.remainder is None
     evaluation = model.requests[1].messages[-1].content
