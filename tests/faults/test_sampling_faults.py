@@ -16,6 +16,7 @@ from mcp import Client
 
 from meta_tools import tool
 from meta_tools.category.manager import CategoryManager
+from meta_tools.config import ResumeConfig
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.sampling import SamplingChatModel
 from meta_tools.llm.types import AssistantTurn, ChatRequest
@@ -77,7 +78,10 @@ def router(model: ChatModel) -> MetaManager:
 async def test_a_legacy_client_killed_inside_its_sampling_callback_ends_its_run() -> None:
     watched = Watched(timeout_s=120)  # the disconnect, not the timeout
     async with anyio.create_task_group() as group:
-        url = await group.start(partial(serve, router(watched), transport="http", port=0))
+        # A dropped stream is awaited for its resumption (serve.resume.grace_s): briefly here.
+        resume = ResumeConfig(grace_s=0.5)
+        serving = partial(serve, router(watched), transport="http", port=0, resume=resume)
+        url = await group.start(serving)
         client = await anyio.open_process(
             [sys.executable, "-c", CLIENT, url], cwd=ROOT, stderr=None
         )
