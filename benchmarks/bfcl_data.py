@@ -17,8 +17,9 @@ from functools import cached_property
 from typing import Any
 
 from meta_tools.exceptions import ToolArgumentsError
+from meta_tools.llm.types import RESERVED_TOOL_NAMES
 from meta_tools.tools.base import BaseTool, ToolContext, ToolParameter
-from meta_tools.tools.schema import RESERVED_TOOL_NAMES, type_word
+from meta_tools.tools.schema import type_word
 
 __all__ = [
     "CATEGORIES",

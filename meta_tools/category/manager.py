@@ -23,12 +23,18 @@ from ..exceptions import ConfigError, ModelError
 from ..guards import Guards
 from ..llm.base import AnswerLater, ChatModel
 from ..llm.recovery import bare_name
-from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
+from ..llm.types import (
+    DECLINE,
+    RESERVED_TOOL_NAMES,
+    AssistantTurn,
+    ChatRequest,
+    Message,
+    ToolDefinition,
+)
 from ..rounds import read_reply, repeat_verdict, reply_note
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolPack
-from ..tools.schema import DECLINE, RESERVED_TOOL_NAMES
 from .events import (
     Evaluated,
     EventSink,

@@ -15,9 +15,15 @@ from typing import Any
 
 from .._json import loads
 from .._numbers import count_words, is_held, number_values, read_numbers
-from ..llm.types import AssistantTurn, ToolCall, ToolDefinition
+from ..llm.types import (
+    DECLINE,
+    REQUEST_INPUT,
+    RESERVED_TOOL_NAMES,
+    AssistantTurn,
+    ToolCall,
+    ToolDefinition,
+)
 from ..tools.base import BaseTool
-from ..tools.schema import DECLINE, REQUEST_INPUT, RESERVED_TOOL_NAMES
 from .note import Note
 
 __all__ = [

@@ -25,9 +25,8 @@ from ..config import MetaToolsConfig
 from ..demo.categories import CATEGORIES
 from ..exceptions import MetaToolsError
 from ..llm.scripted import ScriptedModel
-from ..llm.types import AssistantTurn, ChatRequest, ToolCall, Usage
+from ..llm.types import REQUEST_INPUT, AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
-from ..tools.schema import REQUEST_INPUT
 from ..tracing import Tracer
 from .checks import measure
 from .console import AgentStepPrinter, print_saving

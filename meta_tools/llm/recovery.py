@@ -42,11 +42,17 @@ from .._json import MAX_DEPTH, depth_within, loads
 from .._off_loop import INLINE_CHARS, by_size
 from .._suggest import did_you_mean_tool, tool_text
 from .._text import clipped
-from ..tools.schema import RESERVED_TOOL_NAMES
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
-from .types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
+from .types import (
+    RESERVED_TOOL_NAMES,
+    AssistantTurn,
+    ChatRequest,
+    Message,
+    ToolCall,
+    ToolDefinition,
+)
 
 __all__ = [
     "INLINE_CHARS",

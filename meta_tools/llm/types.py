@@ -9,7 +9,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .._text import valid_utf8
 
-__all__ = ["AssistantTurn", "ChatRequest", "Message", "ToolCall", "ToolDefinition", "Usage"]
+__all__ = [
+    "DECLINE",
+    "REQUEST_INPUT",
+    "RESERVED_TOOL_NAMES",
+    "AssistantTurn",
+    "ChatRequest",
+    "Message",
+    "ToolCall",
+    "ToolDefinition",
+    "Usage",
+]
+
+REQUEST_INPUT = "request_input"
+"""The control call that asks the main agent for input the task lacks."""
+DECLINE = "decline"
+"""The control call that says no tool can do the task."""
+RESERVED_TOOL_NAMES = frozenset({REQUEST_INPUT, DECLINE})
+"""Names of the category loop's control calls: no tool may take them, or the LLM would be
+offered two functions of one name and a call to the tool would be read as the control call."""
 
 
 def _call_id() -> str:

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from .._suggest import did_you_mean
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError
+from ..llm.types import RESERVED_TOOL_NAMES
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
-from ..tools.schema import RESERVED_TOOL_NAMES
 from ..tools.wrapper import unwrap
 from .unloaded import UnloadedTools
 

@@ -26,10 +26,7 @@ from .._text import clipped
 from ..exceptions import ToolArgumentsError, ToolDefinitionError
 
 __all__ = [
-    "DECLINE",
     "JSON_TYPES",
-    "REQUEST_INPUT",
-    "RESERVED_TOOL_NAMES",
     "args_model_from_parameters",
     "args_model_from_signature",
     "check_tool_name",
@@ -58,15 +55,6 @@ _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Return|Yields|Raises|Examples?|Notes?|Attributes):\s*$"
 )
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-
-
-REQUEST_INPUT = "request_input"
-"""The control call that asks the main agent for input the task lacks."""
-DECLINE = "decline"
-"""The control call that says no tool can do the task."""
-RESERVED_TOOL_NAMES = frozenset({REQUEST_INPUT, DECLINE})
-"""Names of the category loop's control calls: no tool may take them, or the LLM would be
-offered two functions of one name and a call to the tool would be read as the control call."""
 
 
 def type_word(schema: Mapping[str, Any]) -> str:

@@ -11,8 +11,9 @@ import mcp_types
 from ..._json import loads
 from ..._text import valid_utf8, valid_utf8_value
 from ...exceptions import ToolArgumentsError, ToolUnavailableError
+from ...llm.types import RESERVED_TOOL_NAMES
 from ..base import BaseTool, ToolContext, ToolParameter
-from ..schema import RESERVED_TOOL_NAMES, tool_name_slug, type_word
+from ..schema import tool_name_slug, type_word
 from .offered_schema import offered_schema
 from .schema_check import SchemaCheck
 
