@@ -647,7 +647,7 @@ class MetaManager(AsyncCloseable):
                 result.usage = spent.plus(result.usage)
                 result.declined = list(declined)
                 result.executions = [*ran, *result.executions]
-            if result.status != "no_suitable_tool" or _did_something(result):
+            if result.status != "no_suitable_tool" or self._did_something(result):
                 return result
             ran = list(result.executions)
             declined.append(call.category.name)
@@ -669,6 +669,17 @@ class MetaManager(AsyncCloseable):
             if ranked.category.name not in passed:
                 return ranked.category
         return None
+
+    def _did_something(self, result: CategoryResult) -> bool:
+        """Whether a call of `result`'s run worked (and, under guard `found_nothing` of its
+        category, found something: not an empty search): then another category must not
+        run the task again."""
+        manager = next((m for m in self._managers.values() if m.name == result.category), None)
+        judged = manager is not None and manager.guards.on("found_nothing")
+        return any(
+            e.ok and not (judged and found_nothing(e.result, e.arguments))
+            for e in result.executions
+        )
 
     async def _run_one(
         self,
@@ -700,9 +711,3 @@ class MetaManager(AsyncCloseable):
                 resume=call.resume,
                 request=call.request,
             )
-
-
-def _did_something(result: CategoryResult) -> bool:
-    """Whether a call of `result`'s run worked and found or did something (not an empty
-    search): then another category must not run the task again."""
-    return any(e.ok and not found_nothing(e.result, e.arguments) for e in result.executions)

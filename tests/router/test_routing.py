@@ -844,6 +844,18 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
     assert "The results answer the task" not in evaluation
 
 
+async def test_without_its_guard_finding_nothing_is_no_reason_to_run_the_task_again() -> None:
+    """Guard `found_nothing` off (capable): a search that worked did something, so its
+    category's decline ends the call there even with a retry configured."""
+    model = text_then_files("a decline call")
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="capable")
+    files = CategoryManager("Files", "Read the lines of files.", [read_lines], model)
+    routing = RoutingConfig(retry_categories=1)
+    result = await MetaManager([text, files], routing=routing).call_tool("text", LINE_ONE)
+    assert (result.category, result.declined) == ("Text", None)
+    assert [e.tool for e in result.executions] == ["find_in_text"]
+
+
 async def test_finding_nothing_may_be_the_answer() -> None:
     model = text_then_files("'line 1' does not occur in it.")
     text = CategoryManager("Text", "Words in a text.", [find_in_text], model)
