@@ -237,7 +237,7 @@ _MARK: dict[Outcome, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
 
 
 def table(verdicts: Iterable[Verdict], *, version: str) -> str:
-    """A Markdown table, one row per scenario: outcome, list, gate and the bad checks."""
+    """A Markdown table, one row per scenario: outcome (and skipped checks), list, gate, bad checks."""
     lines = [
         f"| suite {version} | scenario | outcome | list | gate | failed or warning checks |",
         "|---|---|---|---|---|---|",
@@ -245,8 +245,10 @@ def table(verdicts: Iterable[Verdict], *, version: str) -> str:
     for v in verdicts:
         gate = "ok" if not v.problems else "BROKEN"
         detail = v.result.detail().replace("|", "\\|").replace("\n", " ")
+        skipped = sum(c.status == "SKIPPED" for c in v.result.checks)
+        mark = _MARK[v.result.outcome] + (f" ({skipped} skipped)" if skipped else "")
         lines.append(
-            f"| {v.result.side} | {v.result.scenario} | {_MARK[v.result.outcome]} | "
+            f"| {v.result.side} | {v.result.scenario} | {mark} | "
             f"{v.listed or '-'} | {gate} | {detail} |"
         )
     return "\n".join(lines) + "\n"

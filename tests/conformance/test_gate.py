@@ -157,7 +157,7 @@ def test_an_open_entry_must_name_an_item_of_issue_58(tmp_path: Path) -> None:
 def test_the_table_has_a_row_per_scenario_with_its_outcome_list_and_gate(tmp_path: Path) -> None:
     lists = write_lists(tmp_path, fixture={"tools-call-image": FIXTURE})
     verdicts, _ = judge(
-        [result("ping", "SUCCESS"), result("tools-call-image", "FAILURE")],
+        [result("ping", "SUCCESS", "SKIPPED"), result("tools-call-image", "FAILURE")],
         lists,
         version=VERSION,
         known_scenarios={"server": ["ping", "tools-call-image"]},
@@ -165,7 +165,7 @@ def test_the_table_has_a_row_per_scenario_with_its_outcome_list_and_gate(tmp_pat
     assert table(verdicts, version=VERSION).splitlines() == [
         "| suite 0.1.16 | scenario | outcome | list | gate | failed or warning checks |",
         "|---|---|---|---|---|---|",
-        "| server | ping | pass | - | ok |  |",
+        "| server | ping | pass (1 skipped) | - | ok |  |",
         "| server | tools-call-image | FAIL | fixture | ok | tools-call-image-0: FAILURE 0 |",
     ]
 
