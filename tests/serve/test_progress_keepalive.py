@@ -92,25 +92,28 @@ def slow_router(llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> M
 
 
 @asynccontextmanager
-async def served_client(meta: MetaManager, every_s: float) -> AsyncIterator[Client]:
+async def served_client(
+    meta: MetaManager, every_s: float, mode: str = "auto"
+) -> AsyncIterator[Client]:
     async with anyio.create_task_group() as group:
         serving = partial(serve, meta, transport="http", port=0, progress_every_s=every_s)
         url = await group.start(serving)
         try:
             async with (
                 httpx2.AsyncClient(timeout=30) as http,
-                Client(streamable_http_client(url, http_client=http)) as client,
+                Client(streamable_http_client(url, http_client=http), mode=mode) as client,
             ):
                 yield client
         finally:
             group.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_host_that_resets_its_timeout_on_progress_gets_a_result_slower_than_its_timeout(
-    llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+    mode: str, llm_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host = ResettingHost(HOST_TIMEOUT_S)
-    async with served_client(slow_router(llm_server, monkeypatch), EVERY_S) as client:
+    async with served_client(slow_router(llm_server, monkeypatch), EVERY_S, mode) as client:
         started = anyio.current_time()
         result = await host.call(client, "text")
         took = anyio.current_time() - started
