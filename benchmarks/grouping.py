@@ -62,7 +62,6 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from meta_tools._text import slugify
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.shortlist import Bm25Index
 from meta_tools.grouping.check import CategoryView, check_grouping
@@ -74,6 +73,7 @@ from meta_tools.grouping.propose import by_server
 from meta_tools.llm import ChatRequest, Message, ScriptedModel
 from meta_tools.llm.base import ChatModel
 from meta_tools.router.manager import MetaManager
+from meta_tools.support.text import slugify
 
 from .catalog import Catalog, CatalogTool, load_catalog, load_queries
 from .context import DESCRIPTIONS

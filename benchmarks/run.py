@@ -435,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no data folder at {args.data}; pass --data DIR")
 
     def shortlist() -> dict[str, Any]:
-        from meta_tools._terms import STEMMER
+        from meta_tools.support.terms import STEMMER
 
         found = recall.run(args.data, embeddings=args.embeddings)
         found["stemmer"] = STEMMER

@@ -35,8 +35,6 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from ._redaction import Redactor
-from ._text import valid_utf8
 from .category.events import (
     Evaluated,
     EventSink,
@@ -47,6 +45,8 @@ from .category.events import (
     ToolFinished,
     ToolsSelected,
 )
+from .support.redaction import Redactor
+from .support.text import valid_utf8
 from .turn_trace import TurnEvent, TurnTrace
 
 if TYPE_CHECKING:

@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from ._redaction import Redactor
-from ._text import clipped
 from .category.events import TraceRecord, record_kind
 from .category.result import CategoryResult
 from .llm.base import ChatModel
 from .llm.types import AssistantTurn, ChatRequest, ToolCall
+from .support.redaction import Redactor
+from .support.text import clipped
 
 __all__ = [
     "TEXT_CHARS",

@@ -130,10 +130,11 @@ IMPORT_ORDER = [
 
 
 def part_of(path: Path) -> str:
-    """A module's part: its top folder, or a top-level module's name ('helpers' for `_*`)."""
+    """A module's part: its top folder ('helpers' for `support/`), or a top-level module's
+    name ('helpers' for `_version` and `exceptions`)."""
     relative = path.relative_to(PACKAGE)
     if len(relative.parts) > 1:
-        return relative.parts[0]
+        return "helpers" if relative.parts[0] == "support" else relative.parts[0]
     if relative.stem.startswith("_") or relative.stem == "exceptions":
         return "helpers"
     return relative.stem

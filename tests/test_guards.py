@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from meta_tools import tool
-from meta_tools._numbers import count_words, number_values, read_numbers
 from meta_tools.agent import MainAgent
 from meta_tools.category.fence import read_result
 from meta_tools.category.manager import CategoryManager
@@ -21,6 +20,7 @@ from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import bare_name, recover_turn
 from meta_tools.llm.types import Message, ToolDefinition
 from meta_tools.router.manager import MetaManager
+from meta_tools.support.numbers import count_words, number_values, read_numbers
 
 pytestmark = pytest.mark.anyio
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from meta_tools import MetaManager, tool
-from meta_tools._redaction import Redactor
 from meta_tools.category.events import RunEvent
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
+from meta_tools.support.redaction import Redactor
 from meta_tools.tracing import Tracer
 from tests.fakes.llm_server import (
     FakeLLMServer,

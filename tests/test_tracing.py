@@ -15,12 +15,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from meta_tools import tool
-from meta_tools._redaction import Redactor
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.exceptions import ModelError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, Usage
 from meta_tools.router.manager import MetaManager
+from meta_tools.support.redaction import Redactor
 from meta_tools.tracing import Tracer
 from meta_tools.turn_trace import TEXT_CHARS
 from tests.guard_profiles import SMALL_EVERY_TURN

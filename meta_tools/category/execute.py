@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from .._redaction import Redactor
 from ..exceptions import ToolError, ToolNotFoundError
 from ..llm.types import ToolCall
+from ..support.redaction import Redactor
 from ..tools.pack import ToolOutcome, ToolPack
 from .events import ToolFinished
 from .fence import render_value, tool_message

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from .._lifecycle import is_cancellation
 from ..llm.types import Message, ToolCall
+from ..support.lifecycle import is_cancellation
 
 __all__ = [
     "FencedResult",

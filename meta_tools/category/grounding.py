@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from .._numbers import is_held, number_values, read_numbers
-from .._off_loop import by_size
 from ..guards import Guards
 from ..llm.types import ToolCall
+from ..support.numbers import is_held, number_values, read_numbers
+from ..support.off_loop import by_size
 from ..tools.base import BaseTool
 from .run import RunState, leaves
 from .shortlist import analyze, tool_document

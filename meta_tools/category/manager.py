@@ -16,9 +16,6 @@ from typing import Any
 
 import jinja2
 
-from .._off_loop import by_size
-from .._redaction import Redactor
-from .._text import sentence, slugify
 from ..exceptions import ConfigError, ModelError
 from ..guards import Guards
 from ..llm.base import AnswerLater, ChatModel
@@ -32,6 +29,9 @@ from ..llm.types import (
     ToolDefinition,
 )
 from ..rounds import read_reply, repeat_verdict, reply_note
+from ..support.off_loop import by_size
+from ..support.redaction import Redactor
+from ..support.text import sentence, slugify
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.pack import ToolPack

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._redis import LRU_EVICT, NOW, redis_errors
-from .._text import valid_utf8
+from ..support.redis_client import LRU_EVICT, NOW, redis_errors
+from ..support.text import valid_utf8
 from .result import truncate
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from typing import TypedDict
 import jinja2
 from jinja2 import meta
 
-from .._suggest import close_names
 from ..exceptions import ConfigError
+from ..support.suggest import close_names
 
 __all__ = ["PHASES", "VARIABLES", "PromptSet", "PromptVariables", "default_templates_dir"]
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from .._json import loads
-from .._text import ValidText, valid_utf8_value
+from ..support.json_text import loads
+from ..support.text import ValidText, valid_utf8_value
 
 if TYPE_CHECKING:
     from ..llm.types import AssistantTurn

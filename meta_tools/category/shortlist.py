@@ -21,8 +21,8 @@ from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._terms import analyze
 from ..exceptions import ConfigError
+from ..support.terms import analyze
 from ..tools.base import BaseTool
 from .limits import LIMITS
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from .._suggest import squashed
-from .._terms import tool_words
+from ..support.suggest import squashed
+from ..support.terms import tool_words
 from .fence import neutralise
 
 __all__ = ["objective_in_words", "read_task", "recites_request", "task_message"]

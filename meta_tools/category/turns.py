@@ -13,8 +13,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._json import loads
-from .._numbers import count_words, is_held, number_values, read_numbers
 from ..llm.types import (
     DECLINE,
     REQUEST_INPUT,
@@ -23,6 +21,8 @@ from ..llm.types import (
     ToolCall,
     ToolDefinition,
 )
+from ..support.json_text import loads
+from ..support.numbers import count_words, is_held, number_values, read_numbers
 from ..tools.base import BaseTool
 from .note import Note
 

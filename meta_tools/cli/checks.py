@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._suggest import did_you_mean
-from .._text import slugify
 from ..category.prompts import PHASES, PromptSet
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError, MetaToolsError, ModelError
@@ -23,6 +21,8 @@ from ..llm.types import AssistantTurn, ChatRequest
 from ..router.from_config import builtin_tools, missing_model
 from ..router.manager import MetaManager, category_not_found
 from ..router.ways_out import has_model_section
+from ..support.suggest import did_you_mean
+from ..support.text import slugify
 from ..tools.base import BaseTool
 from ..tools.function import FunctionTool
 from ..tools.mcp.connection import McpToolSource

@@ -17,7 +17,6 @@ from typing import Any
 
 from rich.console import Console
 
-from .._json import loads
 from ..agent import MainAgent
 from ..category.fence import read_result
 from ..category.task import read_task
@@ -27,6 +26,7 @@ from ..exceptions import MetaToolsError
 from ..llm.scripted import ScriptedModel
 from ..llm.types import REQUEST_INPUT, AssistantTurn, ChatRequest, ToolCall, Usage
 from ..router.manager import MetaManager
+from ..support.json_text import loads
 from ..tracing import Tracer
 from .checks import measure
 from .console import AgentStepPrinter, print_saving

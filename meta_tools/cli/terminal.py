@@ -15,7 +15,7 @@ import re
 
 from rich.markup import escape
 
-from .._text import valid_utf8
+from ..support.text import valid_utf8
 
 __all__ = ["printable", "printable_json", "shown"]
 

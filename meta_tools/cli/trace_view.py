@@ -21,8 +21,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.tree import Tree
 
-from .._suggest import did_you_mean
-from .._text import clipped
+from ..support.suggest import did_you_mean
+from ..support.text import clipped
 from .console import counted
 from .terminal import shown
 from .trace import (

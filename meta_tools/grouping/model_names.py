@@ -15,10 +15,10 @@ from dataclasses import replace
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .._json import loads
 from ..exceptions import ModelError
 from ..llm.base import ChatModel
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
+from ..support.json_text import loads
 from ..tools.base import BaseTool
 from .name import Draft, unique_names
 

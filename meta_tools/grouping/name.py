@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .._text import slugify
 from ..category.shortlist import analyze
 from ..config import SECTIONS
+from ..support.text import slugify
 from ..tools.base import BaseTool
 from .features import ACTIONS
 from .propose import Grouping

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import loads
+from ..support.json_text import loads
 
 __all__ = ["dump_arguments", "load_arguments"]
 

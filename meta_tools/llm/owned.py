@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from .._lifecycle import AsyncCloseable
+from ..support.lifecycle import AsyncCloseable
 from .base import ChatModel
 
 __all__ = ["OwnedModels", "close_model"]

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._json import MAX_DEPTH
+from ..support.json_text import MAX_DEPTH
 from .text_calls import TextCalls, call_shape
 from .types import Message
 

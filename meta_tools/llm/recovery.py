@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from .._json import MAX_DEPTH, depth_within, loads
-from .._off_loop import INLINE_CHARS, by_size
-from .._suggest import did_you_mean_tool, tool_text
-from .._text import clipped
+from ..support.json_text import MAX_DEPTH, depth_within, loads
+from ..support.off_loop import INLINE_CHARS, by_size
+from ..support.suggest import did_you_mean_tool, tool_text
+from ..support.text import clipped
 from .base import ChatModel
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written

@@ -25,8 +25,8 @@ import anyio
 import mcp_types
 from mcp import MCPError
 
-from .._json import loads
 from ..exceptions import ModelError, SamplingUnsupportedError
+from ..support.json_text import loads
 from .defaults import SAMPLING_MAX_TOKENS, TIMEOUT_S
 from .types import AssistantTurn, ChatRequest, Message, ToolCall
 

@@ -10,8 +10,8 @@ from abc import abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
-from .._lifecycle import AsyncCloseable
 from ..exceptions import ClosedError
+from ..support.lifecycle import AsyncCloseable
 from .base import GenerationOptions
 from .keys import resolve_api_key
 from .recovery import arecover_turn

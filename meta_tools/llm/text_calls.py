@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from .._json import loads
+from ..support.json_text import loads
 
 __all__ = [
     "BUDGET_PER_CHAR",

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .._text import valid_utf8
+from ..support.text import valid_utf8
 
 __all__ = [
     "DECLINE",

@@ -19,8 +19,6 @@ from functools import partial
 import anyio
 import anyio.to_thread
 
-from .._lifecycle import AsyncCloseable
-from .._redaction import Redactor
 from ..category.manager import CategoryManager
 from ..category.prompts import PromptSet
 from ..category.result import CategoryResult
@@ -31,6 +29,8 @@ from ..llm.base import ChatModel
 from ..llm.defaults import KEY_ENV
 from ..llm.owned import OwnedModels, close_model
 from ..llm.profile import ProfileChoice
+from ..support.lifecycle import AsyncCloseable
+from ..support.redaction import Redactor
 from ..tools.base import BaseTool
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource

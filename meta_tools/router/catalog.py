@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._redis import connect
-from .._text import slugify
 from ..category.manager import CategoryManager
 from ..category.memory import MemoryStore, RedisMemory
 from ..config import CacheConfig, MemoryConfig, MetaToolsConfig, json_path
 from ..exceptions import ConfigError, ToolDefinitionError, ToolUnavailableError
+from ..support.redis_client import connect
+from ..support.text import slugify
 from ..tools.base import BaseTool
 from ..tools.cache import CachedTool, ResultCache
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler

@@ -20,7 +20,6 @@ from typing import Any, TypedDict
 
 from mcp import StdioServerParameters
 
-from .._redaction import Redactor
 from ..category.limits import Limits
 from ..category.manager import CategoryManager
 from ..category.memory import MemoryStore
@@ -43,6 +42,7 @@ from ..llm.defaults import LOCAL_TIMEOUT_S, SAMPLING_MAX_TOKENS
 from ..llm.keys import is_local_url
 from ..llm.profile import ProfileChoice, choice_for_model, choose_profile
 from ..llm.sampling import SamplingChatModel
+from ..support.redaction import Redactor
 from ..tools.base import BaseTool
 from ..tools.builtins import list_directory_tool, python_tool, read_file_tool, shell_tool
 from ..tools.cache import MemoryCache, RedisCache, ResultCache

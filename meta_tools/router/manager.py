@@ -13,11 +13,6 @@ import anyio.to_thread
 from mcp.types import Tool as McpTool
 from typing_extensions import Self
 
-from .._lifecycle import AsyncCloseable
-from .._redaction import Redactor
-from .._suggest import did_you_mean
-from .._terms import tool_words
-from .._text import slugify
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
 from ..category.result import CategoryResult, Execution, RunUsage
@@ -30,6 +25,11 @@ from ..llm.base import ChatModel
 from ..llm.openai_tools import openai_tool
 from ..llm.profile import ProfileChoice, choice_for_model
 from ..llm.types import ToolDefinition
+from ..support.lifecycle import AsyncCloseable
+from ..support.redaction import Redactor
+from ..support.suggest import did_you_mean
+from ..support.terms import tool_words
+from ..support.text import slugify
 from ..tools.mcp.asks import ElicitationHandler, SamplingHandler
 from ..tools.mcp.connection import McpToolSource
 from ..tools.pack import ToolPack

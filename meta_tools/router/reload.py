@@ -26,8 +26,8 @@ import anyio.to_thread
 from anyio.abc import TaskStatus
 from watchfiles import Change, awatch
 
-from .._config_file import read_regular_file
 from ..config import MetaToolsConfig
+from ..config.file import read_regular_file
 from ..exceptions import ConfigError, ModelError
 from .manager import MetaManager
 

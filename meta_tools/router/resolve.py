@@ -6,10 +6,10 @@ import fnmatch
 import json
 from collections.abc import Callable, Mapping
 
-from .._suggest import did_you_mean
 from ..config import MetaToolsConfig
 from ..exceptions import ConfigError
 from ..llm.types import RESERVED_TOOL_NAMES
+from ..support.suggest import did_you_mean
 from ..tools.base import BaseTool
 from ..tools.mcp.tool import McpServerTool
 from ..tools.wrapper import unwrap

@@ -12,8 +12,8 @@ import json
 from collections.abc import Collection
 from pathlib import Path
 
-from .._suggest import close_names
 from ..config import MetaToolsConfig
+from ..support.suggest import close_names
 from ..tools.tool_files import ToolFile, tool_files
 
 __all__ = ["UnloadedTools"]

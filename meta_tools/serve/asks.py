@@ -32,7 +32,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._text import valid_utf8
+from ..support.text import valid_utf8
 from ..tools.mcp.asks import ElicitationRequest, SamplingHandler, SamplingRequest, reporting_to
 from .progress import Progress
 

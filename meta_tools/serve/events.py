@@ -33,8 +33,8 @@ from mcp.server.streamable_http import EventCallback, EventId, EventMessage, Eve
 from mcp_types import JSONRPCMessage
 from mcp_types.jsonrpc import jsonrpc_message_adapter
 
-from .._redis import LRU_EVICT, NOW, connect, redis_errors
 from ..config import MemoryConfig, ResumeConfig
+from ..support.redis_client import LRU_EVICT, NOW, connect, redis_errors
 
 if TYPE_CHECKING:
     import redis.asyncio
@@ -167,7 +167,7 @@ _NAMESPACE = "{meta_tools:events}"  # one cluster slot for the streams and their
 
 # Lua, atomic: append one event to the stream KEYS[1] (its last `max_events` kept, expiring
 # `ttl` ms after this event), then drop the least recently used streams beyond `limit`.
-# KEYS[2]: the index of streams by last use; KEYS[3]: the clock (see `meta_tools._redis`).
+# KEYS[2]: the index of streams by last use; KEYS[3]: the clock (see `meta_tools.support.redis_client`).
 _APPEND = (
     NOW
     + """

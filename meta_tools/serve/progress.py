@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import anyio
 from mcp.server import ServerRequestContext
 
-from .._text import valid_utf8
 from ..category.events import (
     Evaluated,
     ModelCalled,
@@ -25,6 +24,7 @@ from ..category.events import (
     ToolFinished,
     ToolsSelected,
 )
+from ..support.text import valid_utf8
 
 __all__ = ["PROGRESS_EVERY_S", "Progress", "describe_event"]
 

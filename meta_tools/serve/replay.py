@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from .._redis import connect, redis_errors
 from ..config import MemoryConfig
+from ..support.redis_client import connect, redis_errors
 
 if TYPE_CHECKING:
     import redis.asyncio

@@ -15,8 +15,8 @@ import anyio.to_thread
 from mcp.types import Tool as McpTool
 from pydantic import BaseModel, ConfigDict
 
-from .._lifecycle import is_cancellation
 from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError
+from ..support.lifecycle import is_cancellation
 from .schema import args_model_from_parameters, validate_arguments
 
 __all__ = ["BaseTool", "PromptType", "ToolAnswer", "ToolContext", "ToolParameter", "timeout_error"]

@@ -25,8 +25,8 @@ from typing import Any, Protocol
 import anyio
 from pydantic_core import to_jsonable_python
 
-from .._redis import LRU_EVICT, NOW, connect, redis_errors
 from ..exceptions import ToolError
+from ..support.redis_client import LRU_EVICT, NOW, connect, redis_errors
 from .base import BaseTool, ToolAnswer, ToolContext, timeout_error
 from .wrapper import ToolWrapper
 
@@ -118,7 +118,7 @@ class MemoryCache:
         self._entries.clear()
 
 
-# Both scripts run atomically in Redis (see `meta_tools._redis`): a key unused for
+# Both scripts run atomically in Redis (see `meta_tools.support.redis_client`): a key unused for
 # longer than the TTL has expired, and the least recently used go first.
 _GET = (
     NOW

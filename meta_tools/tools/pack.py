@@ -9,10 +9,10 @@ from typing import Any
 
 import anyio
 
-from .._lifecycle import is_cancellation
-from .._suggest import did_you_mean_tool, tool_text
 from ..exceptions import ToolDefinitionError, ToolError, ToolExecutionError, ToolNotFoundError
 from ..llm.types import ToolCall
+from ..support.lifecycle import is_cancellation
+from ..support.suggest import did_you_mean_tool, tool_text
 from .base import BaseTool, PromptType, ToolAnswer, ToolContext
 from .schema import check_tool_name
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
-from .._suggest import did_you_mean
 from ..exceptions import ToolDefinitionError
+from ..support.suggest import did_you_mean
 from .base import BaseTool
 from .pack import ToolPack, as_tool
 

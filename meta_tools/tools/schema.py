@@ -21,9 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from typing_extensions import Doc
 
-from .._json import loads
-from .._text import clipped
 from ..exceptions import ToolArgumentsError, ToolDefinitionError
+from ..support.json_text import loads
+from ..support.text import clipped
 
 __all__ = [
     "JSON_TYPES",

@@ -5,12 +5,12 @@ from collections import Counter
 import pytest
 
 from meta_tools import tool
-from meta_tools._redaction import Redactor
 from meta_tools.category.events import RunEvent, ToolFinished
 from meta_tools.category.execute import RoundExecutor
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.run import Run, RunState
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+from meta_tools.support.redaction import Redactor
 from meta_tools.tools.pack import ToolPack
 
 pytestmark = pytest.mark.anyio

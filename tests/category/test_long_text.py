@@ -7,12 +7,12 @@ import threading
 import pytest
 
 from meta_tools import tool
-from meta_tools._off_loop import INLINE_CHARS, by_size
 from meta_tools.category import grounding
 from meta_tools.category.manager import CategoryManager
 from meta_tools.exceptions import ToolArgumentsError
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MAX_ARGUMENT_CHARS, MetaManager
+from meta_tools.support.off_loop import INLINE_CHARS, by_size
 from tests.guard_profiles import SMALL_EVERY_TURN
 
 pytestmark = pytest.mark.anyio

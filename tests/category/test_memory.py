@@ -10,12 +10,12 @@ import pytest
 import redis.asyncio
 
 from meta_tools import tool
-from meta_tools._redis import connect
 from meta_tools.category.memory import RedisMemory, SessionMemory
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
+from meta_tools.support.redis_client import connect
 from tests.services import free_port, redis_server, require
 
 pytestmark = pytest.mark.anyio

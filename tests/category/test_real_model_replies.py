@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from meta_tools import tool
-from meta_tools._text import sentence
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.demo.dates import describe_date
@@ -23,6 +22,7 @@ from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, OpenAIChatModel, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.router.manager import MetaManager
+from meta_tools.support.text import sentence
 from tests.fakes.llm_server import (
     FakeLLMServer,
     Reply,
@@ -540,7 +540,7 @@ def test_what_counts_as_invented_numbers(answer: str, found: str, invented: bool
 
 
 def test_numbers_are_read_with_their_thousands_separators() -> None:
-    from meta_tools._numbers import number_values, read_numbers
+    from meta_tools.support.numbers import number_values, read_numbers
 
     assert {1234567.0, 8736.0} <= number_values("8,736 hours, 1,234,567 people")
     assert number_values("[100,200]") >= {100.0, 200.0, 100200.0}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks.grouping import adjusted_rand_index, demo_tools
-from meta_tools._text import slugify
+from meta_tools.support.text import slugify
 from tests.cli_process import meta_tools_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.grouping import demo_tools
-from meta_tools._text import slugify
+from meta_tools.support.text import slugify
 from tests.cli.test_group import meta_tools as run_command
 from tests.fakes.llm_server import FakeLLMServer, Reply, openai_tool_reply, wire_tool_call
 

@@ -15,12 +15,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from meta_tools import tool
-from meta_tools._redaction import Redactor
 from meta_tools.cli.checks import check_config
 from meta_tools.config import MetaToolsConfig
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.serve.server import serve
+from meta_tools.support.redaction import Redactor
 from tests.fakes.llm_server import FakeLLMServer
 
 pytestmark = pytest.mark.anyio

@@ -4,12 +4,12 @@ import time
 
 import pytest
 
-from meta_tools._text import slugify
 from meta_tools.grouping.cluster import automatic_k, default_max_size, merge_units
 from meta_tools.grouping.features import TermSpace
 from meta_tools.grouping.name import unique_names
 from meta_tools.grouping.plan import config_with, draft_categories
 from meta_tools.grouping.propose import by_server, by_topic
+from meta_tools.support.text import slugify
 from meta_tools.tools.base import BaseTool
 from tests.grouping.helpers import MUSIC, WEATHER, sample_tool
 

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from meta_tools import tool
-from meta_tools._text import sentence
 from meta_tools.category.manager import CategoryManager
 from meta_tools.guards import Guards
 from meta_tools.llm import (
@@ -27,6 +26,7 @@ from meta_tools.llm.recovery import (
     recover_turn,
     repetition,
 )
+from meta_tools.support.text import sentence
 from tests.llm.chat_requests import ADD_TOOL, ask
 
 OFFERED = {"describe_date", "calculate"}

@@ -11,7 +11,6 @@ import pytest
 from mcp import Client
 
 from meta_tools import tool
-from meta_tools._terms import tool_words
 from meta_tools.agent import CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
@@ -27,6 +26,7 @@ from meta_tools.router import manager as router_manager
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager, what_tools_do
 from meta_tools.router.ranking import MAX_TEXT_CHARS, CategoryRanking
 from meta_tools.serve.server import build_server
+from meta_tools.support.terms import tool_words
 from tests.guard_profiles import SMALL_EVERY_TURN
 from tests.mcp.conftest import SAMPLING_TOOLS, ScriptedHost
 

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Callable
 import mcp_types
 import pytest
 
-from meta_tools._redis import connect
 from meta_tools.config import ResumeConfig
 from meta_tools.serve.events import EventLog, MemoryEventLog, RedisEventLog
+from meta_tools.support.redis_client import connect
 
 pytestmark = pytest.mark.anyio
 

@@ -329,8 +329,8 @@ async def test_a_state_works_once_so_a_replay_runs_no_tool_again() -> None:
 async def test_a_state_used_on_one_replica_is_refused_on_another_through_redis(
     redis_url: str,
 ) -> None:
-    from meta_tools._redis import connect
     from meta_tools.serve.replay import UsedStates
+    from meta_tools.support.redis_client import connect
 
     SHOUTED.clear()
     host = ScriptedHost([("shout_once", {"text": "hi"})])

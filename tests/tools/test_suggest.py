@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from meta_tools import tool
-from meta_tools._suggest import did_you_mean_tool, tool_text
 from meta_tools.demo.dates import describe_date
 from meta_tools.demo.text import compare_texts, search_text, text_statistics
 from meta_tools.exceptions import ToolNotFoundError
+from meta_tools.support.suggest import did_you_mean_tool, tool_text
 from meta_tools.tools.function import FunctionTool
 from meta_tools.tools.pack import ToolPack
 

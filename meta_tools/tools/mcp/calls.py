@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import mcp_types
 from mcp.client.session import ClientRequestContext
 
-from ..._text import valid_utf8
+from ...support.text import valid_utf8
 from .asks import (
     ElicitationHandler,
     ElicitationRequest,

@@ -47,8 +47,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from typing_extensions import Self
 
-from ..._lifecycle import AsyncCloseable
 from ...exceptions import ToolError, ToolExecutionError, ToolTimeoutError, ToolUnavailableError
+from ...support.lifecycle import AsyncCloseable
 from .asks import ElicitationHandler, SamplingHandler
 from .calls import CallBook, InFlight, forward_progress
 from .failures import CALL_FAILURES, call_failure, describe_failure, login_needed

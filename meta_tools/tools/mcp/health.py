@@ -20,7 +20,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
-from ..._lifecycle import AsyncCloseable
+from ...support.lifecycle import AsyncCloseable
 
 __all__ = [
     "Transport",

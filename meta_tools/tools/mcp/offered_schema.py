@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._text import clipped
+from ...support.text import clipped
 
 __all__ = ["OfferedSchema", "offered_schema"]
 

@@ -15,7 +15,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import jsonschema.validators  # type: ignore[import-untyped,unused-ignore]
 from referencing.exceptions import Unresolvable
 
-from ..._text import clipped
+from ...support.text import clipped
 
 __all__ = ["SchemaCheck"]
 

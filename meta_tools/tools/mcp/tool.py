@@ -8,10 +8,10 @@ from typing import Any, Protocol
 
 import mcp_types
 
-from ..._json import loads
-from ..._text import valid_utf8, valid_utf8_value
 from ...exceptions import ToolArgumentsError, ToolUnavailableError
 from ...llm.types import RESERVED_TOOL_NAMES
+from ...support.json_text import loads
+from ...support.text import valid_utf8, valid_utf8_value
 from ..base import BaseTool, ToolContext, ToolParameter
 from ..schema import tool_name_slug, type_word
 from .offered_schema import offered_schema

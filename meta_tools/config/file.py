@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._text import SURROGATE
-from .exceptions import ConfigError
+from ..exceptions import ConfigError
+from ..support.text import SURROGATE
 
 __all__ = [
     "MAX_DEPTH",

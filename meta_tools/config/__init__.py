@@ -26,7 +26,14 @@ from pydantic import (
 )
 from typing_extensions import Self
 
-from ._config_errors import (
+from ..category.limits import LIMITS
+from ..exceptions import ConfigError
+from ..guards import GUARDS
+from ..llm import defaults as llm_defaults
+from ..support.redaction import Redactor
+from ..support.suggest import did_you_mean
+from ..support.text import clipped, slugify
+from .errors import (
     HTTP_URL,
     PROGRAM_NAME,
     REDIS_URL,
@@ -35,7 +42,7 @@ from ._config_errors import (
     shown_value,
     tag_key,
 )
-from ._config_file import (
+from .file import (
     check_shape,
     expand_env,
     json_path,
@@ -44,13 +51,6 @@ from ._config_file import (
     parse_json,
     read_json,
 )
-from ._redaction import Redactor
-from ._suggest import did_you_mean
-from ._text import clipped, slugify
-from .category.limits import LIMITS
-from .exceptions import ConfigError
-from .guards import GUARDS
-from .llm import defaults as llm_defaults
 
 __all__ = [
     "ANY_CATEGORY",

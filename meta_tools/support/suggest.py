@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._terms import analyze
+from .terms import analyze
 
 __all__ = [
     "TOOL_NAME_CUTOFF",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ._text import without_accents
+from .text import without_accents
 
 __all__ = ["STEMMER", "analyze", "tool_words"]
 

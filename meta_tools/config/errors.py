@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._suggest import did_you_mean
+from ..support.suggest import did_you_mean
 
 __all__ = [
     "HTTP_URL",
