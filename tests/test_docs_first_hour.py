@@ -133,8 +133,10 @@ def part_of(path: Path) -> str:
     """A module's part: its top folder ('helpers' for `support/`), or a top-level module's
     name ('helpers' for `_version` and `exceptions`)."""
     relative = path.relative_to(PACKAGE)
+    if relative.parts[0] == "support":
+        return "helpers"
     if len(relative.parts) > 1:
-        return "helpers" if relative.parts[0] == "support" else relative.parts[0]
+        return relative.parts[0]
     if relative.stem.startswith("_") or relative.stem == "exceptions":
         return "helpers"
     return relative.stem
