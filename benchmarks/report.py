@@ -290,6 +290,34 @@ def headline() -> str:
     )  # fmt: skip
 
 
+def held_out_table() -> str:
+    """Routing 3 on the held-out test sample: precision, completion and cost, and where
+    each side's LLM calls went (a query's average)."""
+    sides = {}
+    for commit, side in ((ROUTING3_HIERARCHY, "hierarchy"), (ROUTING3_RETRIEVAL, "retrieval")):
+        run = _run("e2e", commit, "catalog")
+        sides[side] = (run, run["catalog"]["sides"][side])
+    rows = [
+        [side, s["tasks"], f"{round(s['accuracy'] * s['tasks'])}", f"{s['first_call_right']:.0%}",
+         f"{s['all_gold_ran']:.0%}", f"{s['wrong_calls']:.2f}", f"{s['tool_calls']:.2f}",
+         f"{s['llm_calls'] / s['tasks']:.1f}", _n(s["prompt_tokens"] / s["tasks"]),
+         f"{s['wall_s'] / s['tasks']:.0f}", _when(run)]
+        for side, (run, s) in sides.items()
+    ]  # fmt: skip
+    precision = table(
+        ["side", "queries", "solved", "first call right", "every gold tool ran",
+         "wrong tool calls a query", "tool calls a query", "LLM calls a query",
+         "prompt tokens a query", "wall s a query", "code, date"], rows,
+    )  # fmt: skip
+    places = sorted({k for _, s in sides.values() for k in s.get("llm_calls_by", {})})
+    where = table(
+        ["side", *places],
+        [[side, *(s.get("llm_calls_by", {}).get(k, "") for k in places)]
+         for side, (_, s) in sides.items()],
+    )  # fmt: skip
+    return f"{precision}\n\nLLM calls a query, by where they went:\n\n{where}"
+
+
 def context_table() -> str:
     run = _offline("context")
     rows = []
@@ -475,6 +503,7 @@ def tables() -> dict[str, str]:
         "ranking": ranking_table() + "\n\n" + cap["ranking"],
         "demo": demo_table() + "\n\n" + cap["e2e"],
         "catalog": catalog_table() + "\n\n" + cap["e2e"],
+        "held_out": held_out_table() + "\n\n" + cap["e2e"],
         "routing": routing_table() + "\n\n" + cap["e2e"],
         "bfcl": bfcl_table()
         + "\n\n"

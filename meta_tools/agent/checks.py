@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..category.execute import HAND_UP_CHARS, in_steps, unfinished
+from ..category.execute import HAND_UP_CHARS, in_parts, unfinished
 from ..category.grounding import unfounded_numbers
 from ..category.note import Note
 from ..category.result import CategoryResult
@@ -87,11 +87,14 @@ def answer_alone(
 ) -> bool:
     """Whether the first round's category results answer the user message `text` as they
     are (guard `results_as_answer`): every call ran and succeeded, none left a part
-    undone or says its work is still going, each result is short, and the message is no
-    task in steps. A question back, a decline or a failure goes to the model."""
+    undone or says its work is still going, each result is short, and a message in
+    steps or parts got a call for more than one of them. A question back, a decline or
+    a failure goes to the model."""
     distinct = {call_key(c.name, c.arguments) for c in calls}  # the same call twice runs once
-    if not calls or over or held or len(returned) != len(distinct) or in_steps(text):
+    if not calls or over or held or len(returned) != len(distinct):
         return False
+    if in_parts(text) and len(distinct) < 2:
+        return False  # a request in parts, and one call: the model may do the rest
     return all(
         r.status == "success"
         and not r.remainder

@@ -30,6 +30,7 @@ __all__ = [
     "RoundExecutor",
     "done_so_far",
     "hands_up",
+    "in_parts",
     "in_steps",
     "nothing_worked",
     "results_so_far",
@@ -197,6 +198,13 @@ _STEPS = re.compile(
     r"\b(then|after that|afterwards|followed by|once (it|that|done)|finally|and also)\b",
     re.IGNORECASE,
 )
+#: A request in parts ("What weekday is it, and what is 365 * 24?", "Convert 4 miles to
+#: km, and count the sentences in ..."): one call may have done only one of them.
+_PARTS = re.compile(
+    r"(,\s*and|;|\balso)\s+(what|how|which|when|where|who|tell|give|show|find|get|list"
+    r"|count|convert|calculate|compute|send|check|read|look)\b",
+    re.IGNORECASE,
+)
 
 
 def unfinished(text: str) -> bool:
@@ -207,6 +215,13 @@ def unfinished(text: str) -> bool:
 def in_steps(task: str) -> bool:
     """Whether a task says it has steps after the first ("..., then ...")."""
     return _STEPS.search(task) is not None
+
+
+def in_parts(request: str) -> bool:
+    """Whether a request asks for more than one thing: steps, or parts joined by a comma
+    and "and" ("..., and what is ...?"). Two sentences may be one task ("Where is my
+    parcel? Track it."): they are not read as parts."""
+    return in_steps(request) or _PARTS.search(request) is not None
 
 
 def hands_up(state: RunState) -> bool:

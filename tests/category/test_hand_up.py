@@ -130,3 +130,29 @@ async def test_under_capable_the_main_agent_writes_its_own_answer() -> None:
     assert await agent.ask("What is 2 + 3?") == "It is 5."
     main.assert_complete()
     inner.assert_complete()
+
+
+async def test_a_request_in_parts_with_one_category_call_goes_back_to_the_model() -> None:
+    """Seen with the 1.5B on demo x1: asked for a weekday "and what is 365 * 24", it called
+    one category and worked out the rest in its answer, which a hand-up would have cut."""
+    inner = ScriptedModel([calls(("add", {"a": 2, "b": 3}))])
+    main = ScriptedModel([ask_maths(), AssistantTurn(text="5, and 365 * 24 is 8760.")])
+    agent = MainAgent(main, numbers_router(inner, "small"))
+    answer = await agent.ask("What is 2 + 3, and what is 365 * 24?")
+    assert answer == "5, and 365 * 24 is 8760."
+    main.assert_complete()
+
+
+async def test_a_request_in_parts_called_part_by_part_is_answered_with_the_results() -> None:
+    inner = ScriptedModel([calls(("add", {"a": 2, "b": 3})), calls(("add", {"a": 1, "b": 1}))])
+    both = AssistantTurn(
+        tool_calls=[
+            ToolCall(name="maths", arguments={"objective": "Add 2 and 3", "exact_input": "2 3"}),
+            ToolCall(name="maths", arguments={"objective": "Add 1 and 1", "exact_input": "1 1"}),
+        ]
+    )
+    main = ScriptedModel([both])
+    agent = MainAgent(main, numbers_router(inner, "small"))
+    answer = await agent.ask("What is 2 + 3, and what is 1 + 1?")
+    assert sorted(answer.splitlines()) == ["Maths: add: 2", "Maths: add: 5"]
+    main.assert_complete()
