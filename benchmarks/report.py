@@ -214,7 +214,7 @@ E2E_MODEL = "Qwen2.5-Coder-Instruct 1.5B, GGUF Q4_K_M, llama.cpp `llama-server`,
 POOLED = ("37b4ae8", "001c8b9", "458c575", "99a4c57")
 #: Routing 3: the held-out test sample (36 queries, 6 a subset, seed 0); retrieval run once
 #: as the baseline, the hierarchy per change (with the profile the router chooses).
-ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "71cfb9b", "f42a643"
+ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "71cfb9b", "c1c99f1"
 """The large-catalog runs pooled into one sample of 99 queries (seeds 0, 1 and 2)."""
 
 
@@ -373,6 +373,9 @@ def ranking_table() -> str:
 #: The demo runs of the two guard profiles, and of `capable` with only the guards that read
 #: calls written as text (`text_calls`, `unread_call`): the code each ran on.
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
+#: The demo set with no guards section (the router chose `small` by the model's name),
+#: after the hand-ups of issue 56.
+GUARDS_CHOSEN = "c1c99f1"
 
 
 def demo_table() -> str:
@@ -382,11 +385,13 @@ def demo_table() -> str:
     guarded = _run("e2e", GUARDS_SMALL, "demo")
     unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
     reading = _run("e2e", GUARDS_READING, "demo")
+    chosen = _run("e2e", GUARDS_CHOSEN, "demo")
     rows = []
     for label, run, side in (
-        ("1.5B, hierarchy, guard profile `small`", guarded, "hierarchy"),
+        ("1.5B, hierarchy, no guards section: `small` chosen by its name", chosen, "hierarchy"),
+        ("1.5B, hierarchy, guard profile `small` (before the hand-ups)", guarded, "hierarchy"),
         ("1.5B, hierarchy, `capable` + `text_calls`, `unread_call`", reading, "hierarchy"),
-        ("1.5B, hierarchy, guard profile `capable` (the default)", unguarded, "hierarchy"),
+        ("1.5B, hierarchy, guard profile `capable`", unguarded, "hierarchy"),
         ("1.5B, hierarchy (before guard profiles: all guards)", now, "hierarchy"),
         ("1.5B, hierarchy (first run)", first, "hierarchy"),
         ("1.5B, the right category called directly", first, "category"),
