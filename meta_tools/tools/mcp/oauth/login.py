@@ -18,6 +18,7 @@ from mcp import Client
 
 from ....exceptions import ToolUnavailableError
 from ..failures import describe_failure, login_needed
+from ..identity import CLIENT_INFO
 from ..listing import list_remote_tools
 from ..transports import HttpTransportFactory
 from .auth import BrowserStep, OAuthLogin
@@ -74,7 +75,9 @@ async def log_in(
             transport, login.url, dict(headers or {}), timeout_s, auth=lambda: auth
         )
         try:
-            async with Client(factory(), read_timeout_seconds=timeout_s, cache=None) as client:
+            async with Client(
+                factory(), read_timeout_seconds=timeout_s, cache=None, client_info=CLIENT_INFO
+            ) as client:
                 tools = await list_remote_tools(client, login.server)
         except Exception as exc:  # every failure of the session, said in one line
             needed = login_needed(exc)
