@@ -331,8 +331,13 @@ class Guards:
     @classmethod
     def for_model(cls, model: object) -> Guards:
         """The profile a model client calls for, from its name and where it runs
-        (`meta_tools.llm.profile.choose_profile`); `capable` when nothing is known."""
-        return cls(choice_for_model(model).guards)
+        (`meta_tools.llm.profile.choose_profile`); `capable` when nothing is known.
+        One shared `Guards` a profile: a main agent reads its guards at every step."""
+        name = choice_for_model(model).guards
+        found = _SHARED.get(name)
+        if found is None:
+            found = _SHARED[name] = cls(name)
+        return found
 
     @property
     def enabled(self) -> frozenset[str]:
@@ -392,5 +397,8 @@ class Guards:
     def __hash__(self) -> int:
         return hash(self._enabled)
 
+
+_SHARED: dict[str, Guards] = {}
+"""The default `Guards` of each profile (no prompts folder, no changes), made once."""
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
