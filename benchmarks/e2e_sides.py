@@ -26,9 +26,18 @@ from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import tool_definition
 from meta_tools.exceptions import ModelError
 from meta_tools.guards import GuardCounts, Guards
+from meta_tools.kernel import (
+    OUT_OF_ROUNDS,
+    Batch,
+    Finish,
+    Step,
+    Verdict,
+    call_key,
+    once,
+    run_rounds,
+)
 from meta_tools.llm.base import ChatModel
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
-from meta_tools.rounds import read_reply, reply_note
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.pack import ToolPack
@@ -272,54 +281,102 @@ async def ask_flat(
     tool_timeout_s: float = 30.0,
     guards: Guards | None = None,
 ) -> Run:
-    """One agent offered `tools` directly answers `prompt` (the flat and retrieval sides),
-    with the reply-stage guards of `guards` (`meta_tools.rounds`), as the main agent has."""
-    guards = guards or Guards()
+    """One agent offered `tools` directly answers `prompt` (the flat and retrieval sides):
+    `kernel.run_rounds` over `FlatRound`, with the reply-stage guards of `guards`, as the
+    main agent has them."""
     run, started = Run(), time.perf_counter()
     counter.take()
-    pack = ToolPack(list(tools), name="flat")
-    offered = [tool_definition(t) for t in pack.list_tools()]
-    messages = [
-        Message(role="system", content=FLAT_INSTRUCTIONS),
-        Message(role="user", content=prompt),
-    ]
-    counts = GuardCounts()
+    flat = FlatRound(counter, tools, prompt, run, max_rounds, tool_timeout_s, guards or Guards())
     try:
-        for _ in range(max_rounds):
-            request = ChatRequest(messages=list(messages), tools=offered)
-            turn = await read_reply(await counter.complete(request), request, guards)
-            retry = reply_note(turn, guards, counts, empty_counts=False)
-            if retry is not None:
-                # As the main agent does: a call it could not read is answered, not taken as the answer.
-                messages.extend(retry)
-                continue
-            if not turn.tool_calls:
-                run.answer = (turn.text or "").strip()
-                break
-            messages.append(turn.as_message())
-            outcomes = await pack.call_tools(turn.tool_calls, timeout=tool_timeout_s)
-            for outcome in outcomes:
-                arguments = json.dumps(outcome.call.arguments, ensure_ascii=False)
-                run.calls.append(f"{outcome.call.name}({arguments})")
-                run.attempts.append((outcome.call.name, outcome.ok))
-                if outcome.ok:
-                    run.ran.append(outcome.call.name)
-                text = render_value(outcome.value) if outcome.ok else f"error: {outcome.error}"
-                messages.append(
-                    Message(
-                        role="tool",
-                        tool_call_id=outcome.call.id,
-                        name=outcome.call.name,
-                        content=text,
-                    )
-                )
-        else:
-            messages.append(Message(role="user", content="Answer now with what you have."))
-            turn = await counter.complete(ChatRequest(messages=messages))
-            run.answer = (turn.text or "").strip()
+        run.answer = await run_rounds(flat)
     except ModelError as exc:
         run.error = str(exc)
     return await _measured(counter, run, started)
+
+
+class FlatRound:
+    """A flat agent's round: every ask counts against `max_rounds`; a call is a tool
+    call, run as the category's are (the same call twice in a reply runs once); a reply
+    without calls is the answer; out of rounds, it is asked to answer without tools."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: Sequence[BaseTool],
+        prompt: str,
+        run: Run,
+        max_rounds: int,
+        tool_timeout_s: float,
+        guards: Guards,
+    ) -> None:
+        self.model, self.run = model, run
+        self.pack = ToolPack(list(tools), name="flat")
+        self.offered = [tool_definition(t) for t in self.pack.list_tools()]
+        self.messages = [
+            Message(role="system", content=FLAT_INSTRUCTIONS),
+            Message(role="user", content=prompt),
+        ]
+        self.guards = guards.only("reply")
+        self.counts = GuardCounts()
+        self.max_rounds, self.tool_timeout_s = max_rounds, tool_timeout_s
+        self._asked = 0
+
+    def may_ask(self) -> bool:
+        return self._asked < self.max_rounds
+
+    def request(self) -> ChatRequest:
+        self._asked += 1
+        return ChatRequest(messages=list(self.messages), tools=self.offered)
+
+    async def complete(self, request: ChatRequest) -> AssistantTurn:
+        return await self.model.complete(request)
+
+    async def reread(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
+        return reply
+
+    def empty_counts(self) -> bool:
+        return False
+
+    def add(self, messages: Sequence[Message]) -> None:
+        self.messages.extend(messages)
+
+    async def decide(self, reply: AssistantTurn, request: ChatRequest) -> Step[str]:
+        if not reply.tool_calls:
+            return Finish((reply.text or "").strip())
+        return Batch(reply.as_message(), list(reply.tool_calls))
+
+    def may_run(self) -> bool:
+        return True
+
+    async def execute(self, batch: Batch) -> bool:
+        run = self.run
+        copies = once(batch.calls, lambda c: call_key(c.name, c.arguments))
+        unique = [call for call, first in copies if call is first]
+        ran = await self.pack.call_tools(unique, timeout=self.tool_timeout_s)
+        by_id = {outcome.call.id: outcome for outcome in ran}
+        for call, first in copies:
+            outcome = by_id[first.id]
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            run.calls.append(f"{call.name}({arguments})")
+            run.attempts.append((call.name, outcome.ok))
+            if outcome.ok:
+                run.ran.append(call.name)
+            text = render_value(outcome.value) if outcome.ok else f"error: {outcome.error}"
+            self.messages.append(
+                Message(role="tool", tool_call_id=call.id, name=call.name, content=text)
+            )
+        return False  # the flat agent runs no guard of the results stage
+
+    async def after_round(self, batch: Batch, verdict: Verdict) -> str | None:
+        return None
+
+    def from_results(self) -> str:
+        return ""
+
+    async def out_of_rounds(self) -> str:
+        self.messages.append(Message(role="user", content=OUT_OF_ROUNDS))
+        turn = await self.model.complete(ChatRequest(messages=self.messages))
+        return (turn.text or "").strip()
 
 
 def schema_tokens(tools: Sequence[BaseTool]) -> int:

@@ -27,6 +27,7 @@ place, `GuardCounts`, one per run (category) or per question (main agent).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -342,6 +343,13 @@ class Guards:
     @property
     def enabled(self) -> frozenset[str]:
         return self._enabled
+
+    def only(self, stage: Stage) -> Guards:
+        """These guards less those of other stages: a flat agent runs the reply stage's."""
+        kept = copy.copy(self)
+        kept._enabled = frozenset(n for n in self._enabled if _BY_NAME[n].stage == stage)
+        kept._texts = {}
+        return kept
 
     def on(self, name: str) -> bool:
         """Whether guard `name` runs."""

@@ -114,7 +114,7 @@ IMPORT_ORDER = [
     {"helpers"},
     {"llm"},
     {"guards"},
-    {"rounds"},
+    {"kernel"},
     {"tools"},
     {"category"},
     {"config"},

@@ -498,7 +498,7 @@ def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
 async def test_a_call_written_as_text_under_the_default_profile_logs_a_hint_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    import meta_tools.rounds as rounds
+    import meta_tools.kernel.reply as rounds
 
     rounds._hint_small_profile.cache_clear()
     text = '{"name": "weather", "arguments": {"objective": "x", "exact_input": "Oslo"}}'

@@ -15,8 +15,8 @@ from ..category.execute import HAND_UP_CHARS, in_parts, unfinished
 from ..category.grounding import unfounded_numbers
 from ..category.note import Note
 from ..category.result import CategoryResult
-from ..category.turns import call_key
 from ..guards import Guards
+from ..kernel.batch import call_key
 from ..llm.quotes import Quotes
 from ..llm.recovery import same_tool
 from ..llm.types import Message, ToolCall

@@ -12,36 +12,30 @@ from __future__ import annotations
 import uuid
 from collections import deque
 from collections.abc import Mapping
-from functools import cache, partial
 from typing import Any
 
 import anyio
 
 from ..category.fence import fence_result
 from ..category.result import CategoryResult
-from ..category.turns import call_key, invents_numbers
+from ..category.turns import invents_numbers
 from ..exceptions import CategoryNotFoundError, ToolArgumentsError
-from ..guards import GuardCounts, Guards
+from ..guards import Guards
+from ..kernel import run_rounds
+from ..kernel.batch import call_key, only_repeats
 from ..llm.base import ChatModel
 from ..llm.profile import ProfileChoice
-from ..llm.quotes import Quotes
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
-from ..rounds import read_reply, repeat_verdict, reply_note
 from ..router.manager import MetaManager
 from ..support.text import clipped
 from ..turn_trace import Reached
 from .checks import (
     FOUND_CHARS,
-    QUOTED_CALL,
-    answer_alone,
-    conversation_heard,
-    made_up_input,
-    not_run,
-    quoted_call,
     repeats_results,
 )
 from .offer import INSTRUCTIONS, without_parameter_notes
-from .routing import as_category_call, is_category, routable, told_target
+from .rounds import MainRound
+from .routing import as_category_call, routable
 from .steps import CategoryCalled, CategoryReturned, StepSink, traced
 
 __all__ = ["MainAgent"]
@@ -132,93 +126,13 @@ class MainAgent:
     async def _ask(
         self, text: str, model: ChatModel, on_step: StepSink | None
     ) -> tuple[str, Reached]:
-        """The turn's answer, and how it was reached (for its trace)."""
+        """The turn's answer, and how it was reached (for its trace): `kernel.run_rounds`
+        over `rounds.MainRound`, then the answer stage."""
         guards = self.guards
-        counts = GuardCounts()
-        turn = [Message(role="user", content=text)]
-        history = [message for past in self._turns for message in past]
-        system = Message(role="system", content=self.instructions)
         tools = without_parameter_notes(self.meta.tool_definitions(text, include=self._used))
-        answer: str | None = None
-        results: list[CategoryResult] = []
-        succeeded: set[str] = set()  # category calls that succeeded, by call key
-        for _ in range(self.max_rounds):
-            request = ChatRequest(messages=[system, *history, *turn], tools=tools)
-            reply = await read_reply(await model.complete(request), request, guards)
-            if guards.on("text_calls"):
-                reply = await self.routable(reply, request)
-            retry = reply_note(reply, guards, counts, empty_counts=False)
-            if retry is not None:
-                # It meant to call a category: say what went wrong rather than take it as the answer.
-                turn.extend(retry)
-                continue
-            if not reply.tool_calls:
-                target = None if results else told_target(self.meta, guards, reply, request, counts)
-                if target is not None:
-                    came, exchange = await self._router_call(target, text, text, text, on_step)
-                    if came.result is not None:
-                        results.append(came.result)
-                        turn.extend(exchange)
-                        continue
-                # A call it still could not write is no answer when categories found one.
-                answer = "" if reply.unread_call and results else (reply.text or "").strip()
-                break
-            turn.append(reply.as_message())
-            # The exact_input the model wrote; keys it added go on as data (the 1.5B over
-            # 2,009 tools added an "executions" echo with a made-up id to a good call).
-            held: dict[str, str] = {}
-            if guards.on("made_up_input"):
-                heard = conversation_heard(system, history, turn)
-                held = {
-                    c.id: why for c in reply.tool_calls if (why := made_up_input(c, heard, guards))
-                }
-            if guards.on("tool_name_route"):
-                # A call to a tool's name is routed by that name: never one a page wrote.
-                quotes = cache(partial(Quotes.of, [*history, *turn]))  # skips its own turns
-                held |= {
-                    c.id: QUOTED_CALL
-                    for c in reply.tool_calls
-                    if not is_category(self.meta, c.name) and quoted_call(c, quotes)
-                }
-            calls = [self._as_category_call(call, text) for call in reply.tool_calls]
-            cap = self.max_calls_per_round
-            if guards.on("round_cap"):
-                cap = min(cap, guards.budget("round_cap"))
-            calls, over = calls[:cap], calls[cap:]
-            returned: dict[str, CategoryResult] = {}  # this round's results, by call id
-            replies, only_repeats = await self._call_all(
-                calls, text, held, on_step, returned, succeeded
-            )
-            before = len(results)
-            results.extend(returned.values())
-            if (
-                guards.on("results_as_answer")
-                and before == 0
-                and answer_alone(text, calls, over, held, returned)
-            ):
-                answer = ""  # the results are the answer: no call to restate them
-                break
-            turn.extend(replies)
-            turn.extend(not_run(over, guards, cap))
-            if guards.on("hand_on_rest"):
-                turn.extend(await self._finish_remainders(calls, text, returned, results, on_step))
-            if guards.on("each_result") and len(results) - before >= 2 and not only_repeats:
-                # Seen with the 1.5B: after two results it answered with the last one only.
-                turn.append(Message(role="user", content=guards.text("each_result")))
-            verdict = repeat_verdict(only_repeats, guards, counts)
-            if verdict == "stop":
-                # Told once to answer, it repeats again: end with what the categories found.
-                answer = ""
-                break
-            if verdict == "answer":
-                turn.append(Message(role="user", content=guards.text("repeat_rounds")))
-        reached: Reached = "answered"
-        if answer is None:
-            # Out of rounds: ask for an answer with no tools offered.
-            reached = "out_of_rounds"
-            turn.append(Message(role="user", content="Answer now with what you have."))
-            reply = await model.complete(ChatRequest(messages=[system, *history, *turn]))
-            answer = (reply.text or "").strip()
+        rounds = MainRound(self, text, model, on_step, tools)
+        answer = await run_rounds(rounds)
+        results, reached = rounds.results, rounds.reached
         if (
             results
             and guards.on("invented_numbers")
@@ -232,8 +146,8 @@ class MainAgent:
             )
             if reached == "answered":
                 reached = "from_results"
-        turn.append(Message(role="assistant", content=answer))
-        self._turns.append(turn)
+        rounds.turn.append(Message(role="assistant", content=answer))
+        self._turns.append(rounds.turn)
         return answer, reached
 
     async def _call_all(
@@ -255,7 +169,7 @@ class MainAgent:
         repeated one that had succeeded before (guard `repeat_rounds`).
         """
         keys = [call_key(call.name, call.arguments) for call in calls]
-        only_repeats = bool(calls) and all(key in succeeded for key in keys)
+        repeats = only_repeats(keys, succeeded)
         first = {key: index for index, key in reversed(list(enumerate(keys)))}
         came_back: dict[int, CategoryReturned] = {}
 
@@ -286,7 +200,7 @@ class MainAgent:
             replies.append(
                 Message(role="tool", tool_call_id=call.id, name=call.name, content=content)
             )
-        return replies, only_repeats
+        return replies, repeats
 
     def _as_category_call(self, call: ToolCall, text: str) -> ToolCall:
         """`call` as a category call (`routing.as_category_call`) under guard

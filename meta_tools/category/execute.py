@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..exceptions import ToolError, ToolNotFoundError
+from ..kernel.batch import call_key, once, only_repeats
 from ..llm.types import ToolCall
 from ..support.redaction import Redactor
 from ..tools.pack import ToolOutcome, ToolPack
@@ -23,7 +24,6 @@ from .events import ToolFinished
 from .fence import render_value, tool_message
 from .result import TRUNCATED, Execution, truncate
 from .run import Run, RunState, found_nothing
-from .turns import call_key
 
 __all__ = [
     "HAND_UP_CHARS",
@@ -73,13 +73,12 @@ class RoundExecutor:
         state = run.state
         keys = {c.id: call_key(c.name, self.redactor.value(c.arguments)) for c in calls}
         earlier = {call_key(e.tool, e.arguments) for e in state.executions if e.ok}
-        only_repeats = bool(calls) and all(keys[c.id] in earlier for c in calls)
+        repeats = only_repeats(keys.values(), earlier)
         # The same call twice in one turn runs once; the copies get its result.
-        first: dict[str, ToolCall] = {}
-        copies = [(c, first.setdefault(keys[c.id], c)) for c in calls]
+        copies = once(calls, lambda c: keys[c.id])
         unique = [c for c, original in copies if c is original]
         if not unique:
-            return only_repeats
+            return repeats
         outcomes = await self._outcomes(state, unique)
         recorded = [self._record(state, o) for o in outcomes]
         by_call = {c.id: e for c, e in zip(unique, recorded, strict=True)}
@@ -103,7 +102,7 @@ class RoundExecutor:
                     result=execution.result,
                 )
             )
-        return only_repeats
+        return repeats
 
     async def _outcomes(self, state: RunState, calls: list[ToolCall]) -> list[ToolOutcome]:
         """One outcome per call, in order: run, or answered with why it was not run."""

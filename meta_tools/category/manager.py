@@ -8,7 +8,6 @@ tool calls are run by a `RoundExecutor` (`execute`).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -18,18 +17,15 @@ import jinja2
 
 from ..exceptions import ConfigError, ModelError
 from ..guards import Guards
+from ..kernel import read_reply, run_rounds
 from ..llm.base import AnswerLater, ChatModel
-from ..llm.recovery import bare_name
 from ..llm.types import (
-    DECLINE,
     RESERVED_TOOL_NAMES,
     AssistantTurn,
     ChatRequest,
     Message,
     ToolDefinition,
 )
-from ..rounds import read_reply, repeat_verdict, reply_note
-from ..support.off_loop import by_size
 from ..support.redaction import Redactor
 from ..support.text import sentence, slugify
 from ..tools.base import BaseTool
@@ -44,28 +40,20 @@ from .events import (
     RunStarted,
     ToolsSelected,
 )
-from .execute import RoundExecutor, done_so_far, hands_up, nothing_worked, results_so_far
-from .fence import tool_message
-from .grounding import ascreen_calls
+from .execute import RoundExecutor, done_so_far
 from .limits import LIMITS
+from .loop import CategoryRound
 from .memory import MemoryStore, SessionMemory
-from .note import Note
 from .prompts import PromptSet, PromptVariables
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
-from .spread import spread_turn
 from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
-from .task import objective_in_words, recites_request, task_message
+from .task import objective_in_words, task_message
 from .turns import (
     CONTROL_TOOLS,
-    Answered,
     Calls,
-    Declined,
     Outcome,
-    Requested,
-    classify_turn,
-    invents_numbers,
     tool_definition,
 )
 
@@ -305,124 +293,24 @@ class CategoryManager:
         return result
 
     async def _loop(self, run: Run) -> CategoryResult:
-        """Select → execute → evaluate, round after round, until the model ends the run.
-
-        The guards (`self.guards`) act at their stages: the reply as read, its calls,
-        their results and the answer. A guard that is off is not even asked.
-        """
-        state, guards, counts = run.state, self.guards, run.state.guarded
-        while True:
-            offered = [*self._definitions(run.tools), *CONTROL_TOOLS]
-            started = time.perf_counter()
-            try:
-                turn = await self._complete(run, offered)
-            except ModelError as exc:
-                return self._result(run, "failed", self._failure_summary(exc, run))
-            retry = reply_note(turn, guards, counts, empty_counts=not state.has_results)
-            if retry is not None:
-                # It meant to call a tool, or said nothing: say what went wrong, once more.
-                state.messages.extend(retry)
-                continue
-            if guards.on("spread_lists"):
-                turn = spread_turn(turn, run.tools, self.max_calls_per_round)
-            # A call it still could not write, after the notes, is not an answer either.
-            echoed = guards.on("echoed_note")
-            note = await by_size(state.task_chars, partial(_own_note, state)) if echoed else Note()
-            copied = guards.text("echoed_note", tool="request_input") if echoed else ""
-            outcome = classify_turn(
-                turn.model_copy(update={"text": None}) if turn.unread_call else turn, note, copied
-            )
-            if guards.on("unfounded_call"):
-                told = f"{self.description}\n{self.tool_usage_notes}"
-                outcome = await ascreen_calls(outcome, state, run.tools, guards, told)
-            if isinstance(outcome, Answered) and echoed and not note.echoed_by(outcome.text):
-                # Its own words, without the note's sentences it opened with, copied.
-                outcome = Answered(note.cut_from(outcome.text))
-            took = time.perf_counter() - started
-            await run.emit(partial(self._decision, run, outcome, turn, took))
-            # Read only where an outcome can end the run on it (the evaluation prompt reads it too).
-            ends = isinstance(outcome, Declined | Answered) and guards.on("found_nothing")
-            found_nothing = state.found_nothing if ends else []
-            match outcome:
-                case Requested(missing, question):
-                    result = self._result(
-                        run, "insufficient_input", question or "More input is needed."
-                    )
-                    result.missing = self.redactor.value(missing)
-                    result.question = self.redactor.text(question)
-                    return result
-                case Declined(reason) if state.has_results and not found_nothing:
-                    # It did its part and no tool here does the rest: say what is left.
-                    # (Its calls found nothing: a decline, for the next category to try.)
-                    result = self._result(run, "success", results_so_far(run.state))
-                    result.remainder = self.redactor.text(reason)
-                    return result
-                case Declined(reason, suggestion):
-                    result = self._result(
-                        run, "no_suitable_tool", reason or "No tool fits this task."
-                    )
-                    result.suggestion = self.redactor.text(suggestion)
-                    return result
-                case Answered(text) if not state.executions:
-                    # Nothing ran: it declined. A call that was held did not happen, so an
-                    # answer that says it did is not the summary (status and summary agree).
-                    held = state.guarded["unfounded_call"] > 0
-                    summary = _NOTHING_RAN if held else text or "No tool was selected."
-                    return self._result(run, "no_suitable_tool", summary)
-                case Answered(text) if guards.on("echoed_note") and (
-                    note.echoed_by(text) or bare_name(text) == DECLINE
-                ):
-                    # A line of the prompt copied back ("call decline", "The task is still
-                    # open."), or "decline" alone: the results are the answer; a decline
-                    # without any (or after calls that found nothing) is one.
-                    declined = DECLINE in text.lower()
-                    if state.has_results and not (declined and found_nothing):
-                        return self._result(run, "success", results_so_far(run.state))
-                    status: RunStatus = "no_suitable_tool" if declined else "failed"
-                    return self._result(run, status, nothing_worked(state))
-                case Answered(text) if not state.has_results:
-                    # No call worked. Small models answer a failed calculation with a
-                    # made-up number: under that guard, say what failed instead.
-                    if guards.on("answer_without_results") or not text:
-                        return self._result(run, "failed", nothing_worked(state))
-                    return self._result(run, "failed", text)
-                case Answered(text) if guards.on("recited_request") and recites_request(
-                    text, state.request
-                ):
-                    # Its answer is the user's request copied back: the results are the answer.
-                    return self._result(run, "success", results_so_far(run.state))
-                case Answered(text) if guards.on("invented_numbers") and invents_numbers(
-                    text, _calls_and_results(state)
-                ):
-                    # Numbers that no call used or returned ("24" where the tool gave 31
-                    # days, "5" where it gave 52 weeks): the results are the answer.
-                    return self._result(run, "success", results_so_far(run.state))
-                case Answered(text):
-                    return self._result(run, "success", text or results_so_far(run.state))
-                case Calls(calls, rejected):
-                    if state.iteration >= self.max_iterations:
-                        return await self._summarize_at_limit(run)
-                    state.messages.append(turn.as_message())
-                    state.iteration += 1
-                    only_repeats = await self._executor().execute(run, calls)
-                    state.messages.extend(tool_message(c, False, why) for c, why in rejected)
-                    if repeat_verdict(only_repeats, guards, counts) == "stop":
-                        # Told once to finish, it repeats again: end with what it has.
-                        return self._result(run, "success", results_so_far(run.state))
-                    if guards.on("hand_up_result") and not rejected and hands_up(state):
-                        # The results answer as they are: a small model's restatement
-                        # costs a call and adds nothing (or numbers nobody found).
-                        return self._result(run, "success", results_so_far(run.state))
-                    self.offer(run)
-                    evaluation = self._render(self.prompts.tool_result_evaluation, run)
-                    state.messages.append(Message(role="user", content=evaluation))
-
-    async def _complete(self, run: Run, tools: list[ToolDefinition]) -> AssistantTurn:
-        state = run.state
-        started = time.perf_counter()
-        request = ChatRequest(messages=list(state.messages), tools=tools)
+        """Select → execute → evaluate, round after round, until the model ends the run
+        (`kernel.run_rounds` over `loop.CategoryRound`)."""
         try:
-            turn = await read_reply(await self.model.complete(request), request, self.guards)
+            return await run_rounds(CategoryRound(self, run))
+        except ModelError as exc:
+            return self._result(run, "failed", self._failure_summary(exc, run))
+
+    async def _complete(self, run: Run, request: ChatRequest) -> AssistantTurn:
+        """The model's reply to `request`, as it came (`_replied` records it once read).
+
+        Raises:
+            RunSuspended: the model answers later (`AnswerLater`); the run stops before this call.
+            ModelError: the model failed (traced).
+        """
+        state, tools = run.state, request.tools
+        started = time.perf_counter()
+        try:
+            return await self.model.complete(request)
         except AnswerLater:
             phase: SuspendedPhase = "loop" if tools else "summary"
             elapsed = max(started - run.started, 0.0)
@@ -431,9 +319,14 @@ class CategoryManager:
         except ModelError as exc:  # the trace keeps what was sent, and why nothing came back
             await run.emit(partial(self._model_called, state, tools, None, started, exc))
             raise
-        await run.emit(lambda: self._model_called(state, tools, turn, started))
+
+    async def _replied(
+        self, run: Run, request: ChatRequest, turn: AssistantTurn, started: float
+    ) -> None:
+        """Count and trace a reply as read (asked at `started`)."""
+        state = run.state
+        await run.emit(lambda: self._model_called(state, request.tools, turn, started))
         state.usage.count(turn)
-        return turn
 
     def _executor(self) -> RoundExecutor:
         """The executor of this round, with the category's tools and limits as they are now."""
@@ -455,7 +348,9 @@ class CategoryManager:
     async def _summarize(self, run: Run) -> CategoryResult:
         """The summary at the iteration limit: one model call offered no tool."""
         try:
-            turn = await self._complete(run, [])
+            started, request = time.perf_counter(), ChatRequest(messages=list(run.state.messages))
+            turn = await read_reply(await self._complete(run, request), request, self.guards)
+            await self._replied(run, request, turn, started)
             summary = (turn.text or "").strip() or done_so_far(run.state)
         except ModelError as exc:
             summary = self._failure_summary(exc, run)
@@ -561,23 +456,3 @@ class CategoryManager:
             return ToolsSelected(run_id, self.name, 1, names, took, *tokens)
         decision = "more_tools" if isinstance(outcome, Calls) else "final"
         return Evaluated(run_id, self.name, iteration, decision, took, *tokens)
-
-
-#: The summary of a run whose calls were all held: none of them happened.
-_NOTHING_RAN = (
-    "No tool was run: the calls made were held, because the task gives none of their values."
-)
-
-
-def _own_note(state: RunState) -> Note:
-    """The loop's last message of its own, which the model's reply answers, without the
-    task it quotes; empty before the first round (the last message is the task)."""
-    last = next((m for m in reversed(state.messages) if m.role == "user"), None)
-    if last is None or not any(m.role == "assistant" for m in state.messages):
-        return Note()
-    return Note.of(last.content or "", (state.objective, state.exact_input, state.request))
-
-
-def _calls_and_results(state: RunState) -> str:
-    """The run's calls (their arguments) and what they returned, as text."""
-    return " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in state.executions)

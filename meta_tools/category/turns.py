@@ -9,7 +9,6 @@ results reach the model is `fence`'s job, the task's wording `task`'s.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,6 @@ __all__ = [
     "Declined",
     "Outcome",
     "Requested",
-    "call_key",
     "classify_turn",
     "invents_numbers",
     "tool_definition",
@@ -202,8 +200,3 @@ def invents_numbers(answer: str, found: str) -> bool:
 
 #: Words besides its numbers that an answer "about numbers" has at most.
 _SHORT_ANSWER_WORDS = 4
-
-
-def call_key(tool: str, arguments: Any) -> str:
-    """A call's identity: its tool and its arguments (key order aside)."""
-    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"

@@ -12,10 +12,10 @@ import logging
 from functools import cache
 from typing import Literal
 
-from .guards import GuardCounts, Guards
-from .llm.recovery import arecover_turn, is_empty_reply, looks_like_call, nudge
-from .llm.types import AssistantTurn, ChatRequest, Message
-from .support.text import sentence
+from ..guards import GuardCounts, Guards
+from ..llm.recovery import arecover_turn, is_empty_reply, looks_like_call, nudge
+from ..llm.types import AssistantTurn, ChatRequest, Message
+from ..support.text import sentence
 
 __all__ = ["read_reply", "repeat_verdict", "reply_note"]
 
