@@ -4,8 +4,9 @@ Three rankers per query set:
 - `baseline`: bm25s with its own default tokenizer (English stopwords, no
   splitting of snake/camel case) over the whole catalog, on the same text
   (qualified name, description, parameter names);
-- `shortlist/catalog`: our `Bm25Index` over the whole catalog;
-- `shortlist/category`: our `Bm25Index` over the gold tool's category only, which
+- `shortlist/catalog`: the shortlist's own index (`ServiceIndex`: BM25 smoothed by
+  each tool's service) over the whole catalog;
+- `shortlist/category`: that index over the gold tool's category only, which
   is what a category call ranks (the main agent picked the category).
 
 Recall@k is the share of gold tools ranked in the top k (each gold tool ranked
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.category.shortlist import (
-    Bm25Index,
+    ServiceIndex,
     Shortlist,
     ToolIndex,
     tool_document,
@@ -137,9 +138,7 @@ def evaluate_within(
     """Recall@k and Hit@k of the shortlist within the gold tool's category of any grouping."""
     return _evaluate(
         queries,
-        _within_category(
-            catalog, lambda ts: Bm25Index([tool_document(t) for t in ts]), category_of, members
-        ),
+        _within_category(catalog, ServiceIndex, category_of, members),
     )
 
 
@@ -179,13 +178,13 @@ def run(
             queries, _whole_catalog(catalog, PlainBm25(documents))
         )
         rows["shortlist, whole catalog"] = _evaluate(
-            queries, _whole_catalog(catalog, Bm25Index(documents))
+            queries, _whole_catalog(catalog, ServiceIndex(catalog.tools))
         )
         has_categories = len(catalog.categories) > 1
         if has_categories:
             rows["shortlist, gold category"] = _evaluate(
                 queries,
-                _within_category(catalog, lambda ts: Bm25Index([tool_document(t) for t in ts])),
+                _within_category(catalog, ServiceIndex),
             )
         if embeddings:
             index = EmbeddingIndex.from_package(documents)
@@ -240,10 +239,10 @@ PARAPHRASES = ("clause", "short")
 WEIGHTS: dict[str, tuple[int, int]] = {
     "paraphrase alone": (1, 0),
     "request alone": (0, 1),
-    "paraphrase + request, turns 1:1 (Shortlist.select)": (1, 1),
+    "paraphrase + request, turns 1:1": (1, 1),
     "paraphrase + request, turns 2:1": (2, 1),
     "paraphrase + request, turns 1:2": (1, 2),
-    "request + paraphrase, turns 1:1 (request first)": (-1, 1),
+    "request + paraphrase, turns 1:1 (request first: Shortlist.select)": (-1, 1),
 }
 """How many of each ranking's best take a turn before the other's, the paraphrase's
 first; a negative first count: the request's turn comes first."""

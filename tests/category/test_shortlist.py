@@ -7,7 +7,16 @@ import json
 import pytest
 
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.shortlist import Bm25Index, Shortlist, alternate, analyze
+from meta_tools.category.shortlist import (
+    Bm25Index,
+    ServiceIndex,
+    Shortlist,
+    alternate,
+    analyze,
+    service,
+    tool_document,
+    tool_terms,
+)
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
@@ -249,6 +258,82 @@ async def test_the_user_s_request_brings_its_best_match_beside_the_objective_s()
     alone, helped = (offered(r) for r in model.requests)
     assert "shorten_url" not in alone
     assert helped == ["shorten_url", "get_weather_forecast"]  # each keeps its best, request first
+
+
+def test_versions_and_initialisms_are_kept_whole() -> None:
+    assert tool_terms("Currency_Converter_v3__convert 2 EUR, my K/D and P/E") == [
+        "currenc", "convert", "convert", "2", "eur", "v3", "kd", "pe",
+    ]  # fmt: skip
+    assert tool_terms("/v1/youtube/summarize Analyze_V2") == [
+        "youtub",
+        "summar",
+        "analyz",
+        "v1",
+        "v2",
+    ]
+    assert tool_terms("mp3 to v2ray") == analyze("mp3 to v2ray")  # no version: a word goes on
+    assert (service("Currency_Converter_v2__Convert"), service("convert")) == (
+        "Currency_Converter_v2",
+        "",
+    )
+
+
+NEIGHBOURS = {
+    "Currency_Converter_v2__Convert": "Convert from one currency to another.",
+    "Currency_Converter_v3__converter": "Currency conversion between currencies.",
+    "Currency_Converter_v3__currencies": "All supported currencies.",
+    "Password_Generator__generate_password": "Generate a random password of a given length.",
+    "Game_Stats__kd_calculator": "Calculates a kd (kill death ratio).",
+    "Game_Stats__kda_calculator": "Calculates a kda (kill + assists death ratio).",
+}
+
+
+def neighbours() -> list[BaseTool]:
+    return [*catalog(), *(make_tool(name, text) for name, text in NEIGHBOURS.items())]
+
+
+def test_neighbours_are_told_apart_by_the_request_s_own_words() -> None:
+    """A version or an initialism is the only word that tells these tools apart."""
+    tools = neighbours()
+    shortlist = Shortlist(tools, max_tools=1)
+
+    def first(request: str, objective: str) -> str:
+        return shortlist.select(objective, "", request=request).tools[0].name
+
+    # `v2` read as `v` and `2` matched the amount: the v2 converter came first.
+    request = "Convert 2 EUR to USD with Currency Converter v3"
+    assert first(request, "Convert currency") == "Currency_Converter_v3__converter"
+    request = "Make me a password, and what is my K/D? 10 kills, 4 deaths"
+    assert first(request, "Calculate the ratio") == "Game_Stats__kd_calculator"
+    assert first("What is my KDA?", "Calculate the ratio") == "Game_Stats__kda_calculator"
+
+
+def test_a_tool_with_thin_text_is_found_through_its_service() -> None:
+    tools = [
+        *catalog(),
+        make_tool("Waktu_Solat__solat_time", "Prayer times of a zone on a day."),
+        make_tool("Waktu_Solat__solat_list", "List of zones in each state, with their codes."),
+        make_tool("World_Clock__time_zones", "List of time zones and their offsets."),
+    ]
+    query = "I need the prayer times in Penang: which zones are there?"
+    words_only = Bm25Index([tool_document(t) for t in tools], terms=tool_terms)
+    by_service = ServiceIndex(tools)
+    plain, smoothed = (Shortlist(tools, max_tools=3, index=i) for i in (words_only, by_service))
+    assert "Waktu_Solat__solat_list" not in [t.name for t in plain.select(query, "").tools]
+    assert [t.name for t in smoothed.select(query, "").tools] == [
+        "Waktu_Solat__solat_time",
+        "World_Clock__time_zones",
+        "Waktu_Solat__solat_list",
+    ]
+    assert isinstance(Shortlist(tools).index, ServiceIndex)
+
+
+def test_tools_without_a_service_are_ranked_by_their_own_words() -> None:
+    tools = catalog()
+    query = "Translate this weather forecast into French"
+    own = Bm25Index([tool_document(t) for t in tools], terms=tool_terms).scores(query)
+    assert list(ServiceIndex(tools).scores(query)) == list(own)
+    assert list(ServiceIndex([]).scores(query)) == []
 
 
 def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
