@@ -25,13 +25,13 @@ from meta_tools.category.fence import render_value
 from meta_tools.category.result import CategoryResult, RunUsage
 from meta_tools.category.turns import tool_definition
 from meta_tools.exceptions import ModelError
-from meta_tools.guards import GuardCounts, Guards
+from meta_tools.guards import AfterRound, GuardCounts, Guards, ReplySeen, ResultsSeen, Route
 from meta_tools.kernel import (
     OUT_OF_ROUNDS,
+    Again,
     Batch,
     Finish,
     Step,
-    Verdict,
     call_key,
     once,
     run_rounds,
@@ -331,14 +331,17 @@ class FlatRound:
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         return await self.model.complete(request)
 
-    async def reread(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-        return reply
+    def reply_seen(self, reply: AssistantTurn, request: ChatRequest) -> ReplySeen:
+        return ReplySeen("main", reply, request, self.counts)
 
-    def empty_counts(self) -> bool:
-        return False
+    async def replied(self, reply: AssistantTurn, request: ChatRequest) -> None:
+        return None
 
     def add(self, messages: Sequence[Message]) -> None:
         self.messages.extend(messages)
+
+    async def route(self, route: Route) -> Again | None:
+        return None
 
     async def decide(self, reply: AssistantTurn, request: ChatRequest) -> Step[str]:
         if not reply.tool_calls:
@@ -367,11 +370,11 @@ class FlatRound:
             )
         return False  # the flat agent runs no guard of the results stage
 
-    async def after_round(self, batch: Batch, verdict: Verdict) -> str | None:
-        return None
+    def results_seen(self, batch: Batch, only_repeats: bool) -> ResultsSeen:
+        return ResultsSeen("main", self.counts, only_repeats)
 
-    def from_results(self) -> str:
-        return ""
+    async def after_round(self, batch: Batch, after: AfterRound) -> str | None:
+        return None
 
     async def out_of_rounds(self) -> str:
         self.messages.append(Message(role="user", content=OUT_OF_ROUNDS))

@@ -21,8 +21,8 @@ from typing import Any
 
 import anyio
 
-from meta_tools.category.grounding import Grounds, guessed_values
 from meta_tools.demo.server import build_server
+from meta_tools.guards.grounding import Grounds, guessed_values
 from meta_tools.llm import ToolCall
 from meta_tools.tools.base import BaseTool
 from meta_tools.tools.mcp.connection import McpToolSource

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 SMALL = SMALL_EVERY_TURN
 ANSWER_NOW = SMALL.text("repeat_rounds")
 EACH_RESULT = SMALL.text("each_result")
-MAX_NUDGES = SMALL.budget("unread_call")
+MAX_NUDGES = SMALL.budgets["unread_call"]
 
 
 def dates(model: ScriptedModel) -> MetaManager:

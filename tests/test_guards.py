@@ -11,11 +11,10 @@ from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.fence import read_result
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.run import found_nothing
-from meta_tools.category.turns import invents_numbers
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
-from meta_tools.guards import GUARDS, PROFILES, Guards
+from meta_tools.guards import GUARDS, PROFILES, Guards, guard_table
+from meta_tools.guards.findings import found_nothing, invents_numbers
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import bare_name, recover_turn
 from meta_tools.llm.types import Message, ToolDefinition
@@ -42,8 +41,8 @@ def test_the_default_profile_runs_no_guard_and_small_runs_every_one() -> None:
 
 def test_guards_can_be_added_to_and_taken_from_a_profile() -> None:
     guards = Guards("small", disable=["invented_numbers"], budgets={"round_cap": 2})
-    assert not guards.on("invented_numbers") and guards.on("unfounded_call")
-    assert guards.budget("round_cap") == 2
+    assert "invented_numbers" not in guards.enabled and "unfounded_call" in guards.enabled
+    assert guards.budgets["round_cap"] == 2
     assert Guards(enable=["text_calls"]).enabled == {"text_calls"}
 
 
@@ -99,9 +98,11 @@ async def test_a_config_section_chooses_the_profile_of_its_categories_and_main_a
     )
     meta = MetaManager.from_config(path, tools=[add], model=ScriptedModel([]))
     category = meta.get_category("maths")
-    assert category.guards.on("unfounded_call") and not category.guards.on("round_cap")
+    assert (
+        "unfounded_call" in category.guards.enabled and "round_cap" not in category.guards.enabled
+    )
     agent = MainAgent(ScriptedModel([]), meta)
-    assert agent.guards == meta.guards and agent.guards.on("told_to_use")
+    assert agent.guards == meta.guards and "told_to_use" in agent.guards.enabled
 
 
 # -- numbers as people write them ---------------------------------------------------------
@@ -472,11 +473,12 @@ async def test_the_main_agent_ranks_the_categories_once_per_user_message() -> No
     assert CountingRouter.ranked == 1
 
 
-def test_the_guards_page_lists_every_guard_with_its_stage_loop_and_budget() -> None:
+def test_the_guards_page_lists_every_guard_from_its_class() -> None:
     page = (Path(__file__).resolve().parent.parent / "docs" / "guards.md").read_text()
+    assert guard_table() in page
     for guard in GUARDS:
-        row = f"| `{guard.name}` | {guard.stage} | {guard.loop} | {guard.budget or '—'} |"
-        assert row in page, row
+        row = f"| `{guard.name}` | {guard.stage} | {', '.join(sorted(guard.loops))} |"
+        assert row in guard_table(), row
 
 
 def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
@@ -498,15 +500,15 @@ def test_calls_written_as_text_are_read_for_a_users_own_loop() -> None:
 async def test_a_call_written_as_text_under_the_default_profile_logs_a_hint_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    import meta_tools.kernel.reply as rounds
+    from meta_tools.guards import reply
 
-    rounds._hint_small_profile.cache_clear()
+    reply.hint_small_profile.cache_clear()
     text = '{"name": "weather", "arguments": {"objective": "x", "exact_input": "Oslo"}}'
     request = ChatRequest(messages=[Message(role="user", content="Oslo?")], tools=[CATEGORY_TOOL])
     with caplog.at_level("WARNING", logger="meta_tools.guards"):
         for _ in range(2):
-            turn = await rounds.read_reply(AssistantTurn(text=text), request, Guards())
+            turn = await Guards().read_reply(AssistantTurn(text=text), request, "main")
             assert turn.text == text and turn.tool_calls == []  # the answer is left as it is
-        await rounds.read_reply(AssistantTurn(text="Sunny."), request, Guards())
+        await Guards().read_reply(AssistantTurn(text="Sunny."), request, "main")
     hints = [r.getMessage() for r in caplog.records if r.name == "meta_tools.guards"]
     assert len(hints) == 1 and '"profile": "small"' in hints[0]

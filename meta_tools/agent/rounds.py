@@ -14,22 +14,27 @@ from collections.abc import Sequence
 from functools import cache, partial
 from typing import TYPE_CHECKING
 
+from ..category.fence import fence_result
 from ..category.result import CategoryResult
-from ..guards import GuardCounts, Guards
-from ..kernel import OUT_OF_ROUNDS, Again, Batch, Finish, Step, Verdict
+from ..guards import (
+    AfterRound,
+    CallsSeen,
+    GuardCounts,
+    Guards,
+    Hold,
+    NamesSeen,
+    ReplySeen,
+    ResultsSeen,
+    Route,
+)
+from ..guards.calls import RoundCap
+from ..guards.main_checks import conversation_heard
+from ..kernel import OUT_OF_ROUNDS, Again, Batch, Finish, Step
 from ..llm.base import ChatModel
 from ..llm.quotes import Quotes
-from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
+from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall, ToolDefinition
 from ..turn_trace import Reached
-from .checks import (
-    QUOTED_CALL,
-    answer_alone,
-    conversation_heard,
-    made_up_input,
-    not_run,
-    quoted_call,
-)
-from .routing import is_category, told_target
+from .routing import as_category_call, category_named, is_category
 from .steps import StepSink
 
 if TYPE_CHECKING:
@@ -80,13 +85,20 @@ class MainRound:
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         return await self.model.complete(request)
 
-    async def reread(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-        if self.guards.on("text_calls"):
-            return await self.agent.routable(reply, request)
-        return reply
+    def reply_seen(self, reply: AssistantTurn, request: ChatRequest) -> ReplySeen:
+        category_for = category_named(self.agent.meta, request)
+        return ReplySeen(
+            "main",
+            reply,
+            request,
+            self.counts,
+            text=self.text,
+            called=bool(self.results),
+            category_for=category_for,
+        )
 
-    def empty_counts(self) -> bool:
-        return False
+    async def replied(self, reply: AssistantTurn, request: ChatRequest) -> None:
+        return None
 
     def add(self, messages: Sequence[Message]) -> None:
         self.turn.extend(messages)
@@ -94,42 +106,57 @@ class MainRound:
     def may_run(self) -> bool:
         return True
 
+    async def route(self, route: Route) -> Again | None:
+        """The router's own category calls (a reply told the user to use a category)."""
+        exchange = await self._routed(route)
+        return Again(exchange) if exchange else None
+
+    async def _routed(self, route: Route) -> list[Message]:
+        """Run each leg of `route`: the exchanges of the legs that reached a category."""
+        messages: list[Message] = []
+        for leg in route.legs:
+            context = self.text
+            if leg.handed_on_by is not None:
+                # What the first part found goes with the user's message, fenced as data:
+                # it may be a tool's output, and it must not sway where a retry goes.
+                context = f"{self.text}\n\n{fence_result(leg.handed_on_by, True, leg.found)}"
+            came, exchange = await self.agent._router_call(
+                leg.target, leg.objective, leg.exact_input, context, self.on_step, leg.handed_on_by
+            )
+            if came.result is not None:
+                self.results.append(came.result)
+                messages.extend(exchange)
+            elif leg.handed_on_by is not None:
+                messages.extend(exchange)
+        return messages
+
     async def decide(self, reply: AssistantTurn, request: ChatRequest) -> Step[str]:
         if reply.tool_calls:
             return Batch(reply.as_message(), list(reply.tool_calls))
-        agent, guards = self.agent, self.guards
-        results = self.results
-        target = None if results else told_target(agent.meta, guards, reply, request, self.counts)
-        if target is not None:
-            text = self.text
-            came, exchange = await agent._router_call(target, text, text, text, self.on_step)
-            if came.result is not None:
-                results.append(came.result)
-                return Again(exchange)
         # A call it still could not write is no answer when categories found one.
-        return Finish("" if reply.unread_call and results else (reply.text or "").strip())
+        return Finish("" if reply.unread_call and self.results else (reply.text or "").strip())
 
     async def execute(self, batch: Batch) -> bool:
-        """The calls stage (held, routed, capped) and the round's category calls."""
-        agent, guards, reply_calls = self.agent, self.guards, batch.calls
-        # The exact_input the model wrote; keys it added go on as data (the 1.5B over
-        # 2,009 tools added an "executions" echo with a made-up id to a good call).
+        """The names and calls stages (calls routed and held) and the round's category calls."""
+        agent, guards, written = self.agent, self.guards, batch.calls
         held: dict[str, str] = {}
-        if guards.on("made_up_input"):
-            heard = conversation_heard(self.system, self.history, self.turn)
-            held = {c.id: why for c in reply_calls if (why := made_up_input(c, heard, guards))}
-        if guards.on("tool_name_route"):
-            # A call to a tool's name is routed by that name: never one a page wrote.
-            quotes = cache(partial(Quotes.of, [*self.history, *self.turn]))  # skips its own turns
-            held |= {
-                c.id: QUOTED_CALL
-                for c in reply_calls
-                if not is_category(agent.meta, c.name) and quoted_call(c, quotes)
-            }
-        calls = [agent._as_category_call(call, self.text) for call in reply_calls]
+        if guards.acts_at("calls") or guards.acts_at("names"):
+            seen = CallsSeen(
+                "main",
+                written,
+                self.counts,
+                heard=lambda: conversation_heard(self.system, self.history, self.turn),
+                quotes=cache(partial(Quotes.of, [*self.history, *self.turn])),
+                is_category=lambda name: is_category(agent.meta, name),
+            )
+            action = await guards.on_calls(seen)
+            held = action.notes if isinstance(action, Hold) else {}
+        calls = written
+        if guards.acts_at("names"):
+            reply = AssistantTurn(tool_calls=list(written))
+            route = partial(as_category_call, agent.meta, text=self.text)
+            calls = guards.on_names(NamesSeen("main", reply, as_category_call=route)).tool_calls
         cap = agent.max_calls_per_round
-        if guards.on("round_cap"):
-            cap = min(cap, guards.budget("round_cap"))
         self._calls, self._over, self._cap, self._held = calls[:cap], calls[cap:], cap, held
         self._returned = {}  # this round's results, by call id
         self._replies, self._only_repeats = await agent._call_all(
@@ -137,33 +164,39 @@ class MainRound:
         )
         return self._only_repeats
 
-    async def after_round(self, batch: Batch, verdict: Verdict) -> str | None:
-        agent, guards, returned = self.agent, self.guards, self._returned
-        before = len(self.results)
-        self.results.extend(returned.values())
-        self.turn.extend(self._replies)
-        self.turn.extend(not_run(self._over, guards, self._cap))
-        if (
-            guards.on("results_as_answer")
-            and before == 0
-            and answer_alone(self.text, self._calls, self._over, self._held, returned)
-        ):
-            return ""  # the results are the answer: no call to restate them
-        if guards.on("hand_on_rest"):
-            self.turn.extend(
-                await agent._finish_remainders(
-                    self._calls, self.text, returned, self.results, self.on_step
-                )
-            )
-        if guards.on("each_result") and len(self.results) - before >= 2 and not self._only_repeats:
-            # Seen with the 1.5B: after two results it answered with the last one only.
-            self.turn.append(Message(role="user", content=guards.text("each_result")))
-        if verdict == "answer":
-            self.turn.append(Message(role="user", content=guards.text("repeat_rounds")))
-        return None
+    def results_seen(self, batch: Batch, only_repeats: bool) -> ResultsSeen:
+        meta, before = self.agent.meta, len(self.results)
 
-    def from_results(self) -> str:
-        return ""  # told once to answer, it repeats again: what the categories found is the answer
+        def best_other(text: str, category: str) -> str | None:
+            ranked = (r for r in meta.rank(text) if r.score > 0 and r.category.name != category)
+            return next((r.category.slug for r in ranked), None)
+
+        return ResultsSeen(
+            "main",
+            self.counts,
+            only_repeats,
+            text=self.text,
+            calls=self._calls,
+            held=self._held,
+            over=self._over,
+            returned=self._returned,
+            first_round=before == 0,
+            new_results=len(self._returned),
+            best_other=best_other,
+        )
+
+    async def after_round(self, batch: Batch, after: AfterRound) -> str | None:
+        """The round's results into the conversation; then the end a guard asked for (the
+        results are the answer), or the parts it hands on and its notes."""
+        self.results.extend(self._returned.values())
+        self.turn.extend(self._replies)
+        self.turn.extend(not_run(self._over, self.guards, self._cap))
+        if after.stop:
+            return ""  # the results are the answer: no call to restate them
+        if after.route is not None:
+            self.turn.extend(await self._routed(after.route))
+        self.turn.extend(after.notes)
+        return None
 
     async def out_of_rounds(self) -> str:
         """Ask for an answer with no tools offered."""
@@ -173,3 +206,14 @@ class MainRound:
             ChatRequest(messages=[self.system, *self.history, *self.turn])
         )
         return (reply.text or "").strip()
+
+
+def not_run(calls: list[ToolCall], guards: Guards, cap: int) -> list[Message]:
+    """The answers to the calls of a reply past `cap` (`MainAgent.max_calls_per_round`),
+    in the words of guard `round_cap`, which lowers that cap for a small model."""
+    if not calls:
+        return []
+    note = "error: " + guards.text(RoundCap, calls=cap, budget=cap)
+    return [
+        Message(role="tool", tool_call_id=call.id, name=call.name, content=note) for call in calls
+    ]

@@ -12,14 +12,12 @@ import json
 from collections.abc import Callable
 
 from ..exceptions import CategoryNotFoundError
-from ..guards import GuardCounts, Guards
-from ..llm.recovery import arecover_turn, bare_name, offered_name
-from ..llm.text_calls import TextCalls
-from ..llm.types import AssistantTurn, ChatRequest, ToolCall, ToolDefinition
+from ..guards.main_checks import as_text
+from ..llm.recovery import offered_name
+from ..llm.types import ChatRequest, ToolCall
 from ..router.manager import ANY_CATEGORY, MetaManager
-from .checks import as_text, told_to_use
 
-__all__ = ["as_category_call", "category_named", "is_category", "routable", "told_target"]
+__all__ = ["as_category_call", "category_named", "is_category"]
 
 
 def is_category(meta: MetaManager, name: str) -> bool:
@@ -81,64 +79,3 @@ def category_named(meta: MetaManager, request: ChatRequest) -> Callable[[str], s
         return None if holder is None else holder.slug
 
     return category_for
-
-
-async def routable(reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-    """`reply` with the calls it wrote as text to names that are no category.
-
-    Recovery reads only calls to offered tools. Seen with the 1.5B: it writes
-    `performance_monitor_metrics` (a tool it read of as "performance monitor
-    metrics") as a JSON call, again after every nudge; offered one category, it
-    called the service its description names ("QR Code Generator") instead. Such a
-    call is read as a native one would be, and `as_category_call` routes it (a
-    tool's name to its category, any other name as `any_category`); a name with
-    no arguments is data, and calls quoted from the conversation are never read.
-    """
-    if reply.tool_calls or not reply.unread_call or not reply.text:
-        return reply
-    reading = TextCalls(reply.text)
-    offered = {tool.name for tool in request.tools}
-    names = {
-        written.name
-        for written in (*reading.tags, *reading.xml, *reading.json)
-        if written.name not in offered
-        and written.name.strip()
-        and isinstance(written.arguments, dict)
-        and not written.bare
-    }
-    if not names:
-        return reply
-    extra = [ToolDefinition(name=name) for name in sorted(names)]
-    widened = request.model_copy(update={"tools": [*request.tools, *extra]})
-    read = await arecover_turn(reply.model_copy(update={"unread_call": None}), widened)
-    return read if read.tool_calls else reply
-
-
-def told_target(
-    meta: MetaManager,
-    guards: Guards,
-    reply: AssistantTurn,
-    request: ChatRequest,
-    counts: GuardCounts,
-) -> str | None:
-    """The category a reply without calls sends the message to, before any category
-    was called (guard `told_to_use`).
-
-    The reply is a call still unreadable after the nudges (the 1.5B offered a category
-    named "tools" replied `<tools></tools>` again): the category the reply names alone
-    ("call numbers"), else the one that ranks best for the message. Or the reply tells
-    the user to use a category or tool: the one it names first. The model then answers
-    with the result.
-    """
-    if not guards.within("told_to_use", counts):
-        return None
-    category_for = category_named(meta, request)
-    target: str | None
-    if reply.unread_call:
-        bare = bare_name(reply.text or "")
-        target = (bare and category_for(bare)) or ANY_CATEGORY
-    else:
-        target = told_to_use(reply.text or "", category_for)
-    if target is not None:
-        counts.add("told_to_use")
-    return target

@@ -10,7 +10,6 @@ reported as a `ToolFinished` event.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -22,20 +21,10 @@ from ..support.redaction import Redactor
 from ..tools.pack import ToolOutcome, ToolPack
 from .events import ToolFinished
 from .fence import render_value, tool_message
-from .result import TRUNCATED, Execution, truncate
-from .run import Run, RunState, found_nothing
+from .result import Execution, truncate
+from .run import Run, RunState
 
-__all__ = [
-    "HAND_UP_CHARS",
-    "RoundExecutor",
-    "done_so_far",
-    "hands_up",
-    "in_parts",
-    "in_steps",
-    "nothing_worked",
-    "results_so_far",
-    "unfinished",
-]
+__all__ = ["RoundExecutor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,92 +144,6 @@ class RoundExecutor:
         state.executions.append(execution)
         state.messages.append(tool_message(call, execution.ok, text))
         return execution
-
-
-def done_so_far(state: RunState) -> str:
-    """Which tools the run called and whether each call worked, for a summary without one."""
-    if not state.executions:
-        return "No tool was run."
-    parts = [f"{e.tool}: {'ok' if e.ok else 'failed'}" for e in state.executions]
-    return "Tool calls so far: " + "; ".join(parts)
-
-
-def nothing_worked(state: RunState) -> str:
-    """The summary of a run none of whose calls worked or found anything: each call and
-    its error, or that it found nothing."""
-    said = [
-        f"{e.tool}: {'found nothing' if e.ok else truncate(e.error or 'failed', 300)}"
-        for e in state.executions
-    ]
-    head = "No tool call found anything. " if state.has_results else "No tool call worked. "
-    return head + ("; ".join(said) if said else "No tool was run.")
-
-
-def results_so_far(state: RunState) -> str:
-    """The results of the run's successful calls, one a line (else `done_so_far`)."""
-    ok = [e for e in state.executions if e.ok]
-    return "\n".join(dict.fromkeys(f"{e.tool}: {e.result}" for e in ok)) or done_so_far(state)
-
-
-#: The longest results a category hands up as its answer without a model call (guard
-#: `hand_up_result`): longer ones are summarised by the model, so a host gets a compact result.
-HAND_UP_CHARS = 1500
-
-#: A result that says the work is still going (a build "running", a job "queued"): not
-#: the answer yet. A word used otherwise only costs the model call that evaluates it.
-_IN_PROGRESS = re.compile(
-    r"\b(running|pending|queued|in[ _-]progress|processing|waiting|not (yet )?(done|finished|complete))\b",
-    re.IGNORECASE,
-)
-#: A task in steps ("find the config file, then read it"): the first round did one.
-_STEPS = re.compile(
-    r"\b(then|after that|afterwards|followed by|once (it|that|done)|finally|and also)\b",
-    re.IGNORECASE,
-)
-#: A request in parts ("What weekday is it, and what is 365 * 24?", "Convert 4 miles to
-#: km, and count the sentences in ..."): one call may have done only one of them.
-_PARTS = re.compile(
-    r"(,\s*and|;|\balso)\s+(what|how|which|when|where|who|tell|give|show|find|get|list"
-    r"|count|convert|calculate|compute|send|check|read|look)\b",
-    re.IGNORECASE,
-)
-
-
-def unfinished(text: str) -> bool:
-    """Whether a result says the work is still going (a status to poll again)."""
-    return _IN_PROGRESS.search(text) is not None
-
-
-def in_steps(task: str) -> bool:
-    """Whether a task says it has steps after the first ("..., then ...")."""
-    return _STEPS.search(task) is not None
-
-
-def in_parts(request: str) -> bool:
-    """Whether a request asks for more than one thing: steps, or parts joined by a comma
-    and "and" ("..., and what is ...?"). Two sentences may be one task ("Where is my
-    parcel? Track it."): they are not read as parts."""
-    return in_steps(request) or _PARTS.search(request) is not None
-
-
-def hands_up(state: RunState) -> bool:
-    """Whether the first round's results are the run's answer as they are: every call of
-    it worked, each found something, none was cut, and together they are short
-    (`HAND_UP_CHARS`), none says the work is still going, and the task is not one in
-    steps. A failed, empty, long or unfinished result goes to the model to evaluate."""
-    if state.iteration != 1 or not state.executions:
-        return False
-    if not all(e.ok and e.round == 1 for e in state.executions):
-        return False
-    if any(found_nothing(e.result, e.arguments) for e in state.executions):
-        return False
-    if any(TRUNCATED in (e.result or "") for e in state.executions):
-        return False
-    if any(unfinished(e.result or "") for e in state.executions):
-        return False  # a status poll: the model decides whether to ask again
-    if in_steps(f"{state.objective}\n{state.exact_input}\n{state.request}"):
-        return False  # the next step may need these results
-    return len(results_so_far(state)) <= HAND_UP_CHARS
 
 
 def _withdrawn_error(call: ToolCall) -> ToolNotFoundError:

@@ -17,7 +17,9 @@ import jinja2
 
 from ..exceptions import ConfigError, ModelError
 from ..guards import Guards
-from ..kernel import read_reply, run_rounds
+from ..guards.findings import done_so_far
+from ..guards.results import RepeatRounds
+from ..kernel import run_rounds
 from ..llm.base import AnswerLater, ChatModel
 from ..llm.types import (
     RESERVED_TOOL_NAMES,
@@ -40,7 +42,7 @@ from .events import (
     RunStarted,
     ToolsSelected,
 )
-from .execute import RoundExecutor, done_so_far
+from .execute import RoundExecutor
 from .limits import LIMITS
 from .loop import CategoryRound
 from .memory import MemoryStore, SessionMemory
@@ -49,7 +51,7 @@ from .result import CategoryResult, RunStatus
 from .run import Run, RunState
 from .shortlist import Selection, Shortlist, ShortlistPolicy
 from .suspend import RunSuspended, SuspendedPhase, SuspendedRun
-from .task import objective_in_words, task_message
+from .task import task_message
 from .turns import (
     CONTROL_TOOLS,
     Calls,
@@ -247,8 +249,7 @@ class CategoryManager:
             return await self._finish(run, result)
         if request.strip() in f"{objective}\n{exact_input}":
             request = ""  # it adds nothing the task does not say
-        if self.guards.on("objective_as_name"):
-            objective = objective_in_words(objective, (t.name for t in self.tools.list_tools()))
+        objective = self.guards.objective(objective, (t.name for t in self.tools.list_tools()))
         state = RunState(objective, exact_input, session=session, request=request.strip())
         run = Run(state, on_event)
         state.past_runs = await self.memory.past_runs(session)
@@ -349,7 +350,8 @@ class CategoryManager:
         """The summary at the iteration limit: one model call offered no tool."""
         try:
             started, request = time.perf_counter(), ChatRequest(messages=list(run.state.messages))
-            turn = await read_reply(await self._complete(run, request), request, self.guards)
+            reply = await self._complete(run, request)
+            turn = await self.guards.read_reply(reply, request, "category")
             await self._replied(run, request, turn, started)
             summary = (turn.text or "").strip() or done_so_far(run.state)
         except ModelError as exc:
@@ -375,9 +377,9 @@ class CategoryManager:
                 )
             ),
             has_results=state.has_results,
-            found_nothing=state.found_nothing if self.guards.on("found_nothing") else [],
+            found_nothing=self.guards.found_nothing(state.executions),
             past_runs=state.past_runs,
-            repeated=state.guarded["repeat_rounds"] > 0,
+            repeated=state.guarded[RepeatRounds.name] > 0,
         )
         return template.render(variables)
 

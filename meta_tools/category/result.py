@@ -8,26 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..support.json_text import loads
-from ..support.text import ValidText, valid_utf8_value
+from ..support.text import TRUNCATED, ValidText, truncate, valid_utf8_value
 
 if TYPE_CHECKING:
     from ..llm.types import AssistantTurn
 
-__all__ = ["CategoryResult", "Execution", "RunStatus", "RunUsage", "truncate"]
+__all__ = ["TRUNCATED", "CategoryResult", "Execution", "RunStatus", "RunUsage", "truncate"]
 
 RunStatus = Literal["success", "insufficient_input", "no_suitable_tool", "max_iterations", "failed"]
-
-
-#: How the marker of a cut text begins.
-TRUNCATED = "…[truncated "
-
-
-def truncate(text: str, limit: int) -> str:
-    """Cut `text` to `limit` characters with a visible marker saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return f"{text[:limit]}{TRUNCATED}{cut} characters]"
 
 
 class _ValidText(BaseModel):

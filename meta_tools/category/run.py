@@ -9,35 +9,22 @@ the tool objects offered and the start time.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..guards import GuardCounts
+from ..guards.base import GuardCounts
+from ..guards.findings import nothing_found
 from ..llm.types import Message
 from ..tools.base import BaseTool
 from .events import EventSink, RunEvent
 from .result import Execution, RunUsage
 
-__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState", "found_nothing", "leaves"]
+__all__ = ["FAILURES_BEFORE_WITHDRAWAL", "Run", "RunState"]
 
 #: A tool that failed this often in one run is no longer offered in that run.
 FAILURES_BEFORE_WITHDRAWAL = 2
-#: A result longer than this holds something: `found_nothing` never parses it.
-_NOTHING_CHARS = 4096
-#: Texts that say how a call went, not what it found (`{"status": "ok", "items": []}`).
-_STATUS_WORDS = frozenset(
-    {"", "ok", "success", "succeeded", "done", "none", "null", "empty", "not found"}
-    | {"no results", "no results found", "no matches", "no matches found", "nothing found"}
-)
-
-#: Keys whose empty lists say that nothing went wrong.
-_PROBLEM_KEYS = frozenset(
-    {"errors", "error", "warnings", "failures", "failed", "issues", "problems"}
-)
 
 
 @dataclass(slots=True)
@@ -87,85 +74,13 @@ class RunState:
     @property
     def found_nothing(self) -> list[str]:
         """The tools whose calls worked and found nothing, when no call found anything."""
-        worked = [e for e in self.executions if e.ok]
-        if not worked or not all(found_nothing(e.result, e.arguments) for e in worked):
-            return []
-        return list(dict.fromkeys(e.tool for e in worked))
+        return nothing_found(self.executions)
 
     def count_failure(self, tool: str) -> None:
         """Count a failure of `tool`; withdraw it after `FAILURES_BEFORE_WITHDRAWAL`."""
         self.failures[tool] = self.failures.get(tool, 0) + 1
         if self.failures[tool] >= FAILURES_BEFORE_WITHDRAWAL and tool not in self.withdrawn:
             self.withdrawn.append(tool)
-
-
-def found_nothing(result: str | None, arguments: dict[str, Any] | str = "") -> bool:
-    """Whether a tool's result is JSON whose lists and objects are all empty, whose
-    numbers are all 0 and whose texts only repeat the call's `arguments`:
-    `[]`, `{"query": "line 1", "total_matches": 0, "matches": []}` for query "line 1".
-
-    A search that found nothing has not answered a task that asked for what it would
-    find. Seen with the 1.5B on demo x4: sent "find line 1 of notes.txt" to the text
-    category, it searched the text "notes.txt", found no match, and answered "line 1".
-    A result with no list (`{"words": 0}`, `{}`, no text: an action's "done") is a
-    finding, and so is a text the call was not given other than a status ("ok")
-    (demo d3: `shift_date` gave `{"result": "2025-04-15", ..., "notes": []}`).
-    """
-    if not result or len(result) > _NOTHING_CHARS:
-        return False
-    try:
-        value = json.loads(result)
-    except ValueError:
-        return False
-    given = {_plain(str(value)) for value in leaves(arguments)}
-    return isinstance(value, list | dict) and _holds_nothing(value, given)
-
-
-def _holds_nothing(value: Any, given: set[str]) -> bool:
-    if isinstance(value, list):
-        return not value
-    if isinstance(value, dict):
-        # An empty list of errors is good news, not an empty finding: an action that
-        # reports `{"status": "ok", "errors": []}` has done what it was asked.
-        inner = [
-            v
-            for k, v in value.items()
-            if isinstance(v, list | dict) and str(k).casefold() not in _PROBLEM_KEYS
-        ]
-        numbers = [
-            v for v in value.values() if isinstance(v, int | float) and not isinstance(v, bool)
-        ]
-        said = [v for v in value.values() if isinstance(v, str) and not _echo(v, given)]
-        nothing_inside = all(_holds_nothing(v, given) for v in inner)
-        return bool(inner) and nothing_inside and not any(numbers) and not said
-    return False
-
-
-def leaves(value: Any) -> Iterator[Any]:
-    """The values inside a JSON value (a call's arguments), at any depth: its texts that
-    are not blank and its numbers; no booleans and no nulls."""
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from leaves(item)
-    elif str(value).strip():
-        yield value
-
-
-def _plain(text: str) -> str:
-    """A text as an echo is compared: the path marks around it do not count (the
-    call's folder `data/` comes back as `data`)."""
-    return text.strip().strip("./")
-
-
-def _echo(text: str, given: set[str]) -> bool:
-    """Whether a result's text repeats the call's arguments or says only how it went."""
-    status = " ".join(text.replace("_", " ").replace("-", " ").casefold().split()).rstrip(".")
-    return _plain(text) in given or status in _STATUS_WORDS
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..exceptions import ConfigError
 from ..support.terms import analyze
-from ..tools.base import BaseTool
+from ..tools.base import BaseTool, tool_document
 from .limits import LIMITS
 
 if TYPE_CHECKING:
@@ -50,13 +50,6 @@ __all__ = [
 def schema_chars(tool: BaseTool) -> int:
     """The characters of a tool's definition as the LLM is sent it (what `max_chars` limits)."""
     return len(json.dumps(tool.openai_schema(), ensure_ascii=False))
-
-
-def tool_document(tool: BaseTool) -> str:
-    """The text a tool is found by: its name (twice, it is the strongest signal), words, params."""
-    name = tool.name.replace("_", " ").replace("-", " ")
-    params = " ".join(tool.parameters_schema.get("properties", {}))
-    return f"{name}. {name}. {tool.description} {params.replace('_', ' ')}"
 
 
 # A version suffix (`Currency_Converter_v3`, `Analyze_V2`, `/v1/`) and an initialism written

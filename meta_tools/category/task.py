@@ -2,33 +2,19 @@
 
 `task_message` writes the first user message of a run (the session's past runs
 fenced as data, the user's request and the category's part of it);
-`read_task` reads it back for scripted models; `objective_in_words` (guard
-`objective_as_name`) and `recites_request` (guard `recited_request`) look at
-the task's words.
+`read_task` reads it back for scripted models.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from ..support.suggest import squashed
-from ..support.terms import tool_words
 from .fence import neutralise
 
-__all__ = ["objective_in_words", "read_task", "recites_request", "task_message"]
+__all__ = ["read_task", "task_message"]
 
 _PART = "\n\n(Your part: "
 _PART_INPUT = ". Input: "
-
-
-def recites_request(text: str, request: str) -> bool:
-    """Whether an answer copies the user's request instead of answering.
-
-    Seen with the 1.5B: asked for its answer after a tool worked, it wrote the
-    request back, as it was put to it.
-    """
-    return len(request) >= 40 and request[:80] in text  # a short request may be quoted
 
 
 def task_message(
@@ -62,29 +48,6 @@ def task_message(
     else:
         parts.append(f"Objective: {objective}\nExact input: {exact_input}")
     return "\n\n".join(parts)
-
-
-#: A name-like objective: one word with `_`, in camelCase, or with a digit inside letters.
-_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,63}")
-_NAME_MARK = re.compile(r"_|^[a-z]+[A-Z]|[A-Za-z][0-9]+[A-Za-z]")
-
-
-def objective_in_words(objective: str, tools: Iterable[str]) -> str:
-    """An objective written as a name that none of `tools` has, in words (`count_words` is
-    `count words`, `dna2protein` is `dna 2 protein`); any other objective as it is.
-
-    Seen with the 1.5B: the main agent's objective was a name of its own (`count_words`
-    on the demo; over 2,009 tools the service name `dna2protein`), and the category's
-    model called that name as a tool, was told it is not offered, and declined. A
-    tool's own name stays: it says which tool to call.
-    """
-    text = objective.strip()
-    if not (_NAME_LIKE.fullmatch(text) and _NAME_MARK.search(text)):
-        return objective
-    key = squashed(text)
-    if any(key in (squashed(name), squashed(name.rsplit("__", 1)[-1])) for name in tools):
-        return objective
-    return tool_words(text)
 
 
 def read_task(message: str) -> tuple[str, str] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..guards.note import Note
 from ..llm.types import (
     DECLINE,
     REQUEST_INPUT,
@@ -21,9 +22,7 @@ from ..llm.types import (
     ToolDefinition,
 )
 from ..support.json_text import loads
-from ..support.numbers import count_words, is_held, number_values, read_numbers
 from ..tools.base import BaseTool
-from .note import Note
 
 __all__ = [
     "CONTROL_TOOLS",
@@ -33,7 +32,6 @@ __all__ = [
     "Outcome",
     "Requested",
     "classify_turn",
-    "invents_numbers",
     "tool_definition",
 ]
 
@@ -173,30 +171,3 @@ def _control_arguments(call: ToolCall) -> dict[str, Any]:
         except ValueError:
             args = {"question": args, "reason": args}
     return args if isinstance(args, dict) else {}
-
-
-def invents_numbers(answer: str, found: str) -> bool:
-    """Whether a short answer about numbers gives none that `found` (the calls made and
-    what they returned) holds: made up or copied from the task, where the results are
-    the answer.
-
-    A number holds when it is a found one at the answer's precision ("3.33" for
-    3.3333, "5" for "05"), or a found fraction as a percentage ("25" for 0.25), in any
-    way people write it (`_numbers`: `1,234.56`, `848,55`, `$4.82 million`). One
-    worked out from the results ("744" hours from 31 days) is not held: a small
-    model's arithmetic is what this guards against (guard `invented_numbers`, small
-    models only). Seen with the 1.5B on "days from 2025-01-01 to 2025-02-01, multiplied
-    by 24", given 31 days: "24" (a category's), "23" (the main agent's); on "whole
-    weeks from 2025-01-01 to 2025-12-31", given 52 weeks: "5".
-    """
-    if count_words(answer) > _SHORT_ANSWER_WORDS:
-        return False
-    said = read_numbers(answer)
-    if not said:
-        return False
-    values = number_values(found)
-    return not any(is_held(n, values) for n in said)
-
-
-#: Words besides its numbers that an answer "about numbers" has at most.
-_SHORT_ANSWER_WORDS = 4

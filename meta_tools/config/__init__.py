@@ -30,6 +30,7 @@ from ..category.limits import LIMITS
 from ..exceptions import ConfigError
 from ..guards import GUARDS
 from ..llm import defaults as llm_defaults
+from ..llm.types import ANY_CATEGORY
 from ..support.redaction import Redactor
 from ..support.suggest import did_you_mean
 from ..support.text import clipped, slugify
@@ -83,10 +84,6 @@ __all__ = [
     "short_state_key",
 ]
 
-ANY_CATEGORY = "any_category"
-"""The tool offered beside a ranked subset of categories: the router picks the category.
-
-No category may have it as its function name."""
 
 _IGNORED = ("$schema", "$comment")
 _SECRET_FIELDS = frozenset({"state_keys", "redis_url"})

@@ -3,13 +3,12 @@
 A round goes request → reply → names → calls → execute → results → answer
 (`loop.run_rounds`). What differs between the loops (what a call is, how a
 batch runs, how a turn is classified, how the loop ends) is a `loop.RoundSpec`;
-what they share (reading the reply, answering one the model did not mean, a
-batch's copies and repeats, the end of a loop that keeps repeating) is here.
+what they share (the stages in order, handed to the guards in force; a batch's
+copies and repeats) is here.
 """
 
 from .batch import call_key, once, only_repeats
-from .loop import OUT_OF_ROUNDS, Again, Batch, Finish, RoundSpec, Step, Verdict, run_rounds
-from .reply import read_reply, repeat_verdict, reply_note
+from .loop import OUT_OF_ROUNDS, Again, Batch, Finish, RoundSpec, Step, run_rounds
 
 __all__ = [
     "OUT_OF_ROUNDS",
@@ -18,12 +17,8 @@ __all__ = [
     "Finish",
     "RoundSpec",
     "Step",
-    "Verdict",
     "call_key",
     "once",
     "only_repeats",
-    "read_reply",
-    "repeat_verdict",
-    "reply_note",
     "run_rounds",
 ]

@@ -3,20 +3,14 @@ of nothing but calls that already succeeded is a repeat (guard `repeat_rounds`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from ..llm.types import ToolCall
+from ..llm.types import ToolCall, call_key
 
 __all__ = ["call_key", "once", "only_repeats"]
 
 Call = TypeVar("Call", bound=ToolCall)
-
-
-def call_key(tool: str, arguments: Any) -> str:
-    """A call's identity: its tool and its arguments (key order aside)."""
-    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
 def once(calls: Sequence[Call], key: Callable[[Call], str]) -> list[tuple[Call, Call]]:

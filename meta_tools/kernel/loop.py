@@ -4,32 +4,22 @@ Every agent here runs it: a category over its tools, the main agent over the
 categories, a flat agent over concrete tools (the benchmarks' baseline). What
 differs is a `RoundSpec`: what the request holds, what a call is and how a
 batch runs, how a reply is classified, how the loop ends (an answer, a summary
-at the round limit, a suspension raised by `complete`). The stages every loop
-shares run here, once: the reply as read (guard `text_calls`), the note that
-answers a reply the model did not mean (`unread_call`, `empty_reply`), and the
-end of a loop whose rounds only repeat (`repeat_rounds`).
+at the round limit, a suspension raised by `complete`). The guards in force
+(`meta_tools.guards`) act at the stages as hooks: the loop hands each stage to
+them and carries out the action they return (read the reply otherwise, ask
+again, hold calls, route, stop, replace the answer).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from ..guards import GuardCounts, Guards
+from ..guards import AfterRound, AskAgain, Guards, ReplySeen, ResultsSeen, Route
 from ..llm.types import AssistantTurn, ChatRequest, Message, ToolCall
-from .reply import read_reply, repeat_verdict, reply_note
 
-__all__ = [
-    "OUT_OF_ROUNDS",
-    "Again",
-    "Batch",
-    "Finish",
-    "RoundSpec",
-    "Step",
-    "Verdict",
-    "run_rounds",
-]
+__all__ = ["OUT_OF_ROUNDS", "Again", "Batch", "Finish", "RoundSpec", "Step", "run_rounds"]
 
 Done = TypeVar("Done")
 
@@ -37,8 +27,6 @@ Done = TypeVar("Done")
 #: agent's): it answers with no tools offered. A category summarises its run instead
 #: (its prompt `max_iteration_summary`).
 OUT_OF_ROUNDS = "Answer now with what you have."
-Verdict = Literal["go", "answer", "stop"]
-"""What follows a round (`reply.repeat_verdict`): go on, tell the model to answer, or stop."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +68,6 @@ class RoundSpec(Protocol[Done]):
         """The guards in force."""
         ...
 
-    @property
-    def counts(self) -> GuardCounts:
-        """How often each guard acted in this run or question."""
-        ...
-
     def may_ask(self) -> bool:
         """Whether the model may be asked again (else the loop is out of rounds)."""
         ...
@@ -94,23 +77,28 @@ class RoundSpec(Protocol[Done]):
         ...
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
-        """The model's reply to `request` (a suspension is raised from here)."""
+        """The model's reply to `request`, as it came (a suspension is raised from here)."""
         ...
 
-    async def reread(self, reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
-        """The reply as read, after the calls written as text were (names of the loop's own)."""
+    def reply_seen(self, reply: AssistantTurn, request: ChatRequest) -> ReplySeen:
+        """What the reply stage's guards see of this loop."""
         ...
 
-    def empty_counts(self) -> bool:
-        """Whether an empty reply is answered with a note now (guard `empty_reply`)."""
+    async def replied(self, reply: AssistantTurn, request: ChatRequest) -> None:
+        """Record the reply as read (a category traces and counts it)."""
         ...
 
     def add(self, messages: Sequence[Message]) -> None:
         """Add `messages` to the conversation."""
         ...
 
+    async def route(self, route: Route) -> Again | None:
+        """Run the router's own category calls a guard asked for; the exchange to add and
+        ask again with, or None when none ran (the reply stands)."""
+        ...
+
     async def decide(self, reply: AssistantTurn, request: ChatRequest) -> Step[Done]:
-        """What the reply means: calls to run, an end, or a note and another ask."""
+        """The names and calls stages, and the answer stage of a reply without calls."""
         ...
 
     def may_run(self) -> bool:
@@ -121,12 +109,12 @@ class RoundSpec(Protocol[Done]):
         """Run the round; whether every call repeated one that had already succeeded."""
         ...
 
-    async def after_round(self, batch: Batch, verdict: Verdict) -> Done | None:
-        """What the round's results mean: an end, or None to ask the model again."""
+    def results_seen(self, batch: Batch, only_repeats: bool) -> ResultsSeen:
+        """What the results stage's guards see of the round."""
         ...
 
-    def from_results(self) -> Done:
-        """The end with what the calls found, the model's own words aside."""
+    async def after_round(self, batch: Batch, after: AfterRound) -> Done | None:
+        """Carry out what the results stage asked; an end, or None to ask the model again."""
         ...
 
     async def out_of_rounds(self) -> Done:
@@ -134,18 +122,33 @@ class RoundSpec(Protocol[Done]):
         ...
 
 
+_NOTHING_AFTER = AfterRound()
+
+
 async def run_rounds(spec: RoundSpec[Done]) -> Done:
-    """Ask, read, run and judge, round after round, until the spec's loop ends."""
-    guards, counts = spec.guards, spec.counts
+    """Ask, read, run and judge, round after round, until the spec's loop ends.
+
+    The guards in force act at their stages (`Guards.on_reply`, `on_results`; the spec
+    asks those of the names, calls and answer stages); the loop carries out what they
+    return. With no guard in force, each stage passes the model's reply and calls on.
+    """
+    guards = spec.guards
     while spec.may_ask():
         request = spec.request()
-        reply = await read_reply(await spec.complete(request), request, guards)
-        reply = await spec.reread(reply, request)
-        note = reply_note(reply, guards, counts, empty_counts=spec.empty_counts())
-        if note is not None:
+        reply = await spec.complete(request)
+        seen = spec.reply_seen(reply, request)
+        action = await guards.on_reply(seen)
+        reply = seen.reply
+        await spec.replied(reply, request)
+        if isinstance(action, AskAgain):
             # It meant to call a tool, or said nothing: say what went wrong, once more.
-            spec.add(note)
+            spec.add(action.messages)
             continue
+        if isinstance(action, Route):
+            again = await spec.route(action)
+            if again is not None:
+                spec.add(again.messages)
+                continue
         step = await spec.decide(reply, request)
         if isinstance(step, Again):
             spec.add(step.messages)
@@ -155,11 +158,13 @@ async def run_rounds(spec: RoundSpec[Done]) -> Done:
         if not spec.may_run():
             return await spec.out_of_rounds()
         spec.add([step.said])
-        verdict = repeat_verdict(await spec.execute(step), guards, counts)
-        done = await spec.after_round(step, verdict)
+        repeats = await spec.execute(step)
+        after = (
+            guards.on_results(spec.results_seen(step, repeats))
+            if guards.acts_at("results")
+            else _NOTHING_AFTER
+        )
+        done = await spec.after_round(step, after)
         if done is not None:
             return done
-        if verdict == "stop":
-            # Told once to finish, it repeats again: end with what it has.
-            return spec.from_results()
     return await spec.out_of_rounds()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any, Literal
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..support.text import valid_utf8
 
 __all__ = [
+    "ANY_CATEGORY",
     "DECLINE",
     "REQUEST_INPUT",
     "RESERVED_TOOL_NAMES",
@@ -19,6 +21,7 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "Usage",
+    "call_key",
 ]
 
 REQUEST_INPUT = "request_input"
@@ -26,6 +29,10 @@ REQUEST_INPUT = "request_input"
 DECLINE = "decline"
 """The control call that says no tool can do the task."""
 RESERVED_TOOL_NAMES = frozenset({REQUEST_INPUT, DECLINE})
+ANY_CATEGORY = "any_category"
+"""The tool offered beside a ranked subset of categories: the router picks the category.
+
+No category may have it as its function name."""
 """Names of the category loop's control calls: no tool may take them, or the LLM would be
 offered two functions of one name and a call to the tool would be read as the control call."""
 
@@ -137,3 +144,8 @@ class ChatRequest(BaseModel):
 
     messages: list[Message]
     tools: list[ToolDefinition] = Field(default_factory=list)
+
+
+def call_key(tool: str, arguments: Any) -> str:
+    """A call's identity: its tool and its arguments (key order aside)."""
+    return f"{tool}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"

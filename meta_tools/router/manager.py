@@ -16,7 +16,6 @@ from typing_extensions import Self
 from ..category.events import EventSink
 from ..category.manager import CategoryManager
 from ..category.result import CategoryResult, Execution, RunUsage
-from ..category.run import found_nothing
 from ..category.suspend import RunSuspended, SuspendedRun
 from ..config import MetaToolsConfig, RoutingConfig
 from ..exceptions import CategoryNotFoundError, ClosedError, ModelError, ToolArgumentsError
@@ -418,8 +417,7 @@ class MetaManager(AsyncCloseable):
         given = self.routing.retry_categories
         if given is not None:
             return given
-        guards = self.guards
-        return guards.budget("retry_declined") if guards.on("retry_declined") else 0
+        return self.guards.retries()
 
     def rank(self, text: str) -> list[RankedCategory]:
         """Every category, best first, for `text` (a request, or an objective and its input).
@@ -675,10 +673,9 @@ class MetaManager(AsyncCloseable):
         category, found something: not an empty search): then another category must not
         run the task again."""
         manager = next((m for m in self._managers.values() if m.name == result.category), None)
-        judged = manager is not None and manager.guards.on("found_nothing")
-        return any(
-            e.ok and not (judged and found_nothing(e.result, e.arguments))
-            for e in result.executions
+        worked = any(e.ok for e in result.executions)
+        return worked and not (
+            manager is not None and manager.guards.found_nothing(result.executions)
         )
 
     async def _run_one(

@@ -91,3 +91,15 @@ def sentence(text: str) -> str:
 def clipped(text: str, limit: int) -> str:
     """`text`, cut to `limit` characters with "..." at the end when it is longer."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: How the marker of a cut text begins.
+TRUNCATED = "…[truncated "
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut `text` to `limit` characters with a visible marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return f"{text[:limit]}{TRUNCATED}{cut} characters]"

@@ -19,7 +19,15 @@ from ..exceptions import ToolError, ToolExecutionError, ToolTimeoutError
 from ..support.lifecycle import is_cancellation
 from .schema import args_model_from_parameters, validate_arguments
 
-__all__ = ["BaseTool", "PromptType", "ToolAnswer", "ToolContext", "ToolParameter", "timeout_error"]
+__all__ = [
+    "BaseTool",
+    "PromptType",
+    "ToolAnswer",
+    "ToolContext",
+    "ToolParameter",
+    "timeout_error",
+    "tool_document",
+]
 
 PromptType = Literal["default", "openai"]
 
@@ -254,3 +262,10 @@ class BaseTool(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+def tool_document(tool: BaseTool) -> str:
+    """The text a tool is found by: its name (twice, it is the strongest signal), words, params."""
+    name = tool.name.replace("_", " ").replace("-", " ")
+    params = " ".join(tool.parameters_schema.get("properties", {}))
+    return f"{name}. {name}. {tool.description} {params.replace('_', ' ')}"

@@ -9,9 +9,9 @@ from typing import Any, Literal
 import pytest
 
 from meta_tools import tool
-from meta_tools.category.grounding import Grounds, guessed_values, unfounded_numbers
 from meta_tools.category.manager import CategoryManager
 from meta_tools.config import RoutingConfig
+from meta_tools.guards.grounding import Grounds, guessed_values, unfounded_numbers
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 from meta_tools.tools.pack import as_tool

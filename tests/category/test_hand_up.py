@@ -13,8 +13,8 @@ import pytest
 
 from meta_tools import tool
 from meta_tools.agent import MainAgent
-from meta_tools.category.execute import HAND_UP_CHARS
 from meta_tools.category.manager import CategoryManager
+from meta_tools.guards.findings import HAND_UP_CHARS
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 

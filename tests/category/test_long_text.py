@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from meta_tools import tool
-from meta_tools.category import grounding
 from meta_tools.category.manager import CategoryManager
 from meta_tools.exceptions import ToolArgumentsError
+from meta_tools.guards import calls as calls_stage
 from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MAX_ARGUMENT_CHARS, MetaManager
 from meta_tools.support.off_loop import INLINE_CHARS, by_size
@@ -40,13 +40,13 @@ async def test_a_long_task_is_checked_for_made_up_values_off_the_event_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     threads: list[int] = []
-    screen = grounding.screen_calls
+    screen = calls_stage.guessed_calls
 
     def recording(*args: object) -> object:
         threads.append(threading.get_ident())
         return screen(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(grounding, "screen_calls", recording)
+    monkeypatch.setattr(calls_stage, "guessed_calls", recording)
     call = AssistantTurn(tool_calls=[ToolCall(name="shout", arguments={"text": "hey"})])
     for objective in ("Shout hey", "Shout hey. " + "Loud words. " * INLINE_CHARS):
         model = ScriptedModel([call, AssistantTurn(text="HEY")])

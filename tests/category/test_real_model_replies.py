@@ -534,7 +534,7 @@ async def test_an_answer_with_no_number_of_the_run_gives_the_results_instead(
     ],
 )
 def test_what_counts_as_invented_numbers(answer: str, found: str, invented: bool) -> None:
-    from meta_tools.category.turns import invents_numbers
+    from meta_tools.guards.findings import invents_numbers
 
     assert invents_numbers(answer, found) is invented
 
@@ -558,7 +558,7 @@ def test_numbers_are_read_with_their_thousands_separators() -> None:
 
 
 def test_a_phrase_of_the_note_is_an_echo_and_other_words_are_not() -> None:
-    from meta_tools.category.note import Note
+    from meta_tools.guards.note import Note
 
     note = Note.of("Round 2 of 3 is done.\n- No call has worked yet: call a tool, or call decline.")
     assert note.echoed_by("Call decline.")

@@ -5,8 +5,9 @@ import pytest
 from meta_tools import tool
 from meta_tools.category.fence import FencedResult, fence_result, read_result
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.task import objective_in_words, read_task, task_message
+from meta_tools.category.task import read_task, task_message
 from meta_tools.demo.text import search_text, text_statistics
+from meta_tools.guards.findings import objective_in_words
 from meta_tools.llm import AssistantTurn, ScriptedModel
 
 

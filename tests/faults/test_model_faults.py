@@ -30,7 +30,7 @@ pytestmark = pytest.mark.anyio
 #: An empty reply is asked again under the small-model guards (guard `empty_reply`).
 SMALL = Guards("small")
 EMPTY_NOTE = SMALL.text("empty_reply")
-MAX_NUDGES = SMALL.budget("empty_reply")
+MAX_NUDGES = SMALL.budgets["empty_reply"]
 
 
 @tool

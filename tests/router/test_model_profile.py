@@ -52,9 +52,9 @@ async def test_an_unnamed_model_takes_the_name_its_server_serves_and_the_profile
         assert meta.profile_choice.line() == (
             f"guard profile 'small' ({SMALL_NAME}: 1.5B parameters)"
         )
-        assert meta.get_category("maths").guards.on("text_calls")
+        assert "text_calls" in meta.get_category("maths").guards.enabled
         agent = MainAgent(meta.model, meta)
-        assert agent.guards.on("told_to_use")
+        assert "told_to_use" in agent.guards.enabled
         await agent.ask("hi")
     # the served name is the one sent from then on (Ollama refuses any other)
     assert [r.body["model"] for r in llm_server.requests] == [SMALL_NAME]
@@ -91,7 +91,7 @@ async def test_a_guards_section_without_a_profile_adjusts_the_chosen_one(
     async with MetaManager.from_config(path, tools=[add]) as meta:
         guards = meta.get_category("maths").guards
         assert guards.profile == "small"
-        assert guards.on("text_calls") and not guards.on("round_cap")
+        assert "text_calls" in guards.enabled and "round_cap" not in guards.enabled
 
 
 async def test_a_named_model_is_not_renamed_by_its_server(

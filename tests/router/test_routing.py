@@ -14,11 +14,11 @@ from meta_tools import tool
 from meta_tools.agent import CategoryReturned, MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.category.result import CategoryResult
-from meta_tools.category.run import found_nothing
 from meta_tools.category.task import read_task
 from meta_tools.config import MetaToolsConfig, RoutingConfig
 from meta_tools.exceptions import CategoryNotFoundError, ConfigError, ToolArgumentsError
 from meta_tools.guards import Guards
+from meta_tools.guards.findings import found_nothing
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall, ToolDefinition
 from meta_tools.llm.recovery import RecoveringModel
 from meta_tools.llm.sampling import SamplingChatModel

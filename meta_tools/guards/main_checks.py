@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..category.execute import HAND_UP_CHARS, in_parts, unfinished
-from ..category.grounding import unfounded_numbers
-from ..category.note import Note
-from ..category.result import CategoryResult
-from ..guards import Guards
-from ..kernel.batch import call_key
 from ..llm.quotes import Quotes
 from ..llm.recovery import same_tool
-from ..llm.types import Message, ToolCall
-from ..support.text import clipped
+from ..llm.types import Message, ToolCall, call_key
+from .base import Result
+from .findings import HAND_UP_CHARS, in_parts, unfinished
+from .note import Note
 
 __all__ = [
     "FOUND_CHARS",
@@ -29,11 +25,10 @@ __all__ = [
     "answer_alone",
     "as_text",
     "conversation_heard",
-    "made_up_input",
-    "not_run",
     "quoted_call",
     "repeats_results",
     "told_to_use",
+    "written_input",
 ]
 
 
@@ -80,10 +75,10 @@ HELD_NOTE = "error: not run: "
 
 def answer_alone(
     text: str,
-    calls: list[ToolCall],
-    over: list[ToolCall],
+    calls: Sequence[ToolCall],
+    over: Sequence[ToolCall],
     held: Mapping[str, str],
-    returned: Mapping[str, CategoryResult],
+    returned: Mapping[str, Result],
 ) -> bool:
     """Whether the first round's category results answer the user message `text` as they
     are (guard `results_as_answer`): every call ran and succeeded, none left a part
@@ -102,21 +97,6 @@ def answer_alone(
         and not unfinished(r.summary)
         for r in returned.values()
     )
-
-
-def made_up_input(call: ToolCall, heard: str, guards: Guards) -> str | None:
-    """Why `call` is not run, when its `exact_input` writes numbers and the conversation
-    (`heard`) holds none of them; else None (guard `made_up_input`).
-
-    Seen with the 1.5B main agent on the demo: asked "What weekday was my birthday?",
-    it called the dates category with `exact_input: "2023-04-15"`, and the category,
-    reading that as the user's input, answered for a date nobody gave.
-    """
-    given = written_input(call.arguments) if isinstance(call.arguments, dict) else None
-    numbers = unfounded_numbers(given, heard) if given is not None else []
-    if not numbers:
-        return None
-    return guards.text("made_up_input", numbers=clipped(", ".join(numbers[:4]), 80))
 
 
 def written_input(arguments: dict[str, Any]) -> str | None:
@@ -158,7 +138,7 @@ def told_to_use(text: str, category_for: Callable[[str], str | None]) -> str | N
 _COPIED_WORDS = 6
 
 
-def repeats_results(remainder: str, result: CategoryResult) -> bool:
+def repeats_results(remainder: str, result: Result) -> bool:
     """Whether a category's `remainder` repeats `_COPIED_WORDS` words in a row of what its
     tools returned (or all of a shorter remainder)."""
     returned = " ".join(e.result or e.error or "" for e in result.executions)
@@ -176,18 +156,3 @@ def quoted_call(call: ToolCall, quotes: Callable[[], Quotes]) -> bool:
         same_tool(name) == key and call.arguments in arguments
         for name, arguments in quotes().calls.items()
     )
-
-
-def not_run(calls: list[ToolCall], guards: Guards, cap: int) -> list[Message]:
-    """The answers to the calls of a reply past `cap` (guard `round_cap`'s text).
-
-    Seen with the 1.5B over 2,009 tools: asked about "a specific" Star Wars
-    character, it called the movies category 13 times, one made-up name each
-    (26 LLM calls, 39,440 prompt tokens for one question).
-    """
-    if not calls:
-        return []
-    note = "error: " + guards.text("round_cap", budget=cap)
-    return [
-        Message(role="tool", tool_call_id=call.id, name=call.name, content=note) for call in calls
-    ]

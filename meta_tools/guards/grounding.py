@@ -22,88 +22,47 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from ..guards import Guards
 from ..llm.types import ToolCall
 from ..support.numbers import is_held, number_values, read_numbers
-from ..support.off_loop import by_size
-from ..tools.base import BaseTool
-from .run import RunState, leaves
-from .shortlist import analyze, tool_document
-from .turns import Calls, Declined, Outcome
+from ..support.terms import analyze
+from ..tools.base import BaseTool, tool_document
+from .base import RunView
+from .findings import leaves
 
-__all__ = ["Grounds", "ascreen_calls", "guessed_values", "screen_calls", "unfounded_numbers"]
+__all__ = ["Grounds", "guessed_calls", "guessed_values", "shown", "unfounded_numbers"]
 
 _CHANCE_OVERLAP = 1
 """Words a tool may share with a task by chance (see the module's docstring)."""
 
 
-async def ascreen_calls(
-    outcome: Outcome,
-    state: RunState,
-    tools: Sequence[BaseTool],
-    guards: Guards,
-    told: str = "",
-) -> Outcome:
-    """`screen_calls`, in a worker thread when the run holds much text: it analyses all
-    of it (a 1 MB objective from an MCP host held the event loop for two seconds)."""
-    if not isinstance(outcome, Calls):
-        return outcome
-    read = sum(len(e.result or "") + len(e.error or "") for e in state.executions)
-    size = state.task_chars + read + len(told)
-    return await by_size(size, partial(screen_calls, outcome, state, tools, guards, told))
-
-
-def screen_calls(
-    outcome: Outcome,
-    state: RunState,
-    tools: Sequence[BaseTool],
-    guards: Guards,
-    told: str = "",
-) -> Outcome:
-    """`outcome` with its unfounded calls answered instead of run (`Calls.rejected`).
-
-    The model is told why once (the guard's budget). When a later round's calls are
-    all unfounded again, the category declines: the router can then try the next
-    category. `told`: what else the model was told (the category's description and
-    usage notes), which counts as given like the task.
-    """
-    if not isinstance(outcome, Calls):
-        return outcome
-    task = f"{state.objective}\n{state.exact_input}\n{state.request}\n{told}"
+def guessed_calls(
+    calls: Sequence[ToolCall], run: RunView, tools: Sequence[BaseTool], told: str = ""
+) -> dict[str, list[Any]]:
+    """The calls whose values are all made up, to a tool that shares at most one word
+    with the task (call id -> those values). `told`: what else the model was told (the
+    category's description and usage notes), which counts as given like the task."""
+    task = f"{run.objective}\n{run.exact_input}\n{run.request}\n{told}"
     seen = "\n".join(
-        [json.dumps(r, ensure_ascii=False) for r in state.past_runs]
+        [json.dumps(r, ensure_ascii=False) for r in run.past_runs]
         + [
             f"{json.dumps(e.arguments, ensure_ascii=False)} {e.result or e.error or ''}"
-            for e in state.executions
+            for e in run.executions
         ]
     )
     grounds = Grounds.of(task, seen)
     by_name = {t.name: t for t in tools}
-    guessed = {
+    return {
         c.id: values
-        for c in outcome.calls
+        for c in calls
         if c.name in by_name and (values := guessed_values(c, by_name[c.name], grounds))
     }
-    if not guessed:
-        return outcome
-    kept = [c for c in outcome.calls if c.id not in guessed]
-    if state.guarded["unfounded_call"] >= guards.budget("unfounded_call") and not kept:
-        call = outcome.calls[0]
-        return Declined(
-            f"No tool here fits the task: {call.name} was called again with values the task"
-            f" does not give ({_shown(guessed[call.id])}).",
-            "",
-        )
-    state.guarded.add("unfounded_call")
-    answered = [
-        (c, guards.text("unfounded_call", tool=c.name, values=_shown(guessed[c.id])))
-        for c in outcome.calls
-        if c.id in guessed
-    ]
-    return Calls(kept, outcome.rejected + answered)
+
+
+def shown(values: list[Any]) -> str:
+    """Made-up values as a note quotes them."""
+    return json.dumps(values, ensure_ascii=False, default=str)[:200]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +100,6 @@ def guessed_values(call: ToolCall, tool: BaseTool, grounds: Grounds) -> list[Any
     if len(grounds.task_terms.intersection(analyze(tool_document(tool)))) > _CHANCE_OVERLAP:
         return []
     return values
-
-
-def _shown(values: list[Any]) -> str:
-    return json.dumps(values, ensure_ascii=False, default=str)[:200]
 
 
 def _chosen_values(arguments: dict[str, Any], properties: dict[str, Any]) -> Iterator[Any]:
