@@ -110,8 +110,11 @@ class CategoryRound:
             seen = NamesSeen("category", reply, run.tools, manager.max_calls_per_round)
             reply = guards.on_names(seen)
         # A call it still could not write, after the notes, is not an answer either.
-        note, copied = await guards.own_note(state)
-        self._note = note
+        if guards.acts_at("answer"):
+            note, copied = await guards.own_note(state)
+            self._note = note
+        else:
+            note, copied = self._note, ""
         outcome = classify_turn(
             reply.model_copy(update={"text": None}) if reply.unread_call else reply, note, copied
         )

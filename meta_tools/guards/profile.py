@@ -222,18 +222,23 @@ class Guards:
         """The reply as read (guard `text_calls`), with no note and no route: a summary's."""
         reading = self._in_force(TextCalls)
         if reading is None or loop not in reading.loops:
-            if writes_calls_as_text(reply):
-                hint_small_profile()
+            self.unread(reply)
             return reply
         seen = ReplySeen(loop, reply, request, _NO_COUNTS)
         action = await reading.on_reply(seen)
         return action.reply if isinstance(action, Replace) and action.reply else reply
 
+    def unread(self, reply: AssistantTurn) -> None:
+        """A reply no guard reads: when it looks like a call written as text, say once that
+        a small model's profile would read it (guard `text_calls`)."""
+        if writes_calls_as_text(reply):
+            hint_small_profile()
+
     async def on_reply(self, seen: ReplySeen) -> AskAgain | Route | None:
         """The reply stage: `seen.reply` becomes the reply as read; the note that answers a
         reply the model did not mean, or the route a reply tells the user to take."""
-        if self._in_force(TextCalls) is None and writes_calls_as_text(seen.reply):
-            hint_small_profile()
+        if self._in_force(TextCalls) is None:
+            self.unread(seen.reply)
         for guard in self._asked("reply", seen.loop):
             assert isinstance(guard, ReplyGuard)
             action = await guard.on_reply(seen)
@@ -303,7 +308,7 @@ class Guards:
         answers a question copied from it (guard `echoed_note`; nothing when not in force)."""
         echoed = self._in_force(EchoedNote)
         if echoed is None:
-            return Note(), ""
+            return _NO_NOTE, ""
         return await echoed.own_note(run), echoed.say(tool="request_input")
 
     def retries(self) -> int:
@@ -386,3 +391,6 @@ def guard_table() -> str:
         ),
     ]
     return "\n".join(rows)
+
+
+_NO_NOTE = Note()

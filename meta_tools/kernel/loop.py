@@ -136,9 +136,13 @@ async def run_rounds(spec: RoundSpec[Done]) -> Done:
     while spec.may_ask():
         request = spec.request()
         reply = await spec.complete(request)
-        seen = spec.reply_seen(reply, request)
-        action = await guards.on_reply(seen)
-        reply = seen.reply
+        action: AskAgain | Route | None = None
+        if guards.acts_at("reply"):
+            seen = spec.reply_seen(reply, request)
+            action = await guards.on_reply(seen)
+            reply = seen.reply
+        else:
+            guards.unread(reply)
         await spec.replied(reply, request)
         if isinstance(action, AskAgain):
             # It meant to call a tool, or said nothing: say what went wrong, once more.
