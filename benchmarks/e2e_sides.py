@@ -282,8 +282,8 @@ async def ask_flat(
     guards: Guards | None = None,
 ) -> Run:
     """One agent offered `tools` directly answers `prompt` (the flat and retrieval sides):
-    `kernel.run_rounds` over `FlatRound`, with the reply-stage guards of `guards`, as the
-    main agent has them."""
+    `kernel.run_rounds` over `FlatRound`, with the guards of `guards` that serve a flat
+    agent (`text_calls` and `unread_call`, as the main agent has them)."""
     run, started = Run(), time.perf_counter()
     counter.take()
     flat = FlatRound(counter, tools, prompt, run, max_rounds, tool_timeout_s, guards or Guards())
@@ -316,7 +316,7 @@ class FlatRound:
             Message(role="system", content=FLAT_INSTRUCTIONS),
             Message(role="user", content=prompt),
         ]
-        self.guards = guards.only("reply")
+        self.guards = guards
         self.counts = GuardCounts()
         self.max_rounds, self.tool_timeout_s = max_rounds, tool_timeout_s
         self._asked = 0
@@ -332,7 +332,7 @@ class FlatRound:
         return await self.model.complete(request)
 
     def reply_seen(self, reply: AssistantTurn, request: ChatRequest) -> ReplySeen:
-        return ReplySeen("main", reply, request, self.counts)
+        return ReplySeen("flat", reply, request, self.counts)
 
     async def replied(self, reply: AssistantTurn, request: ChatRequest) -> None:
         return None
@@ -371,7 +371,7 @@ class FlatRound:
         return False  # the flat agent runs no guard of the results stage
 
     def results_seen(self, batch: Batch, only_repeats: bool) -> ResultsSeen:
-        return ResultsSeen("main", self.counts, only_repeats)
+        return ResultsSeen("flat", self.counts, only_repeats)
 
     async def after_round(self, batch: Batch, after: AfterRound) -> str | None:
         return None

@@ -40,11 +40,12 @@ __all__ = [
     "Stop",
 ]
 
-Stage = Literal["request", "reply", "names", "calls", "results", "answer"]
-"""Where a guard acts: on the task before the first request, on the model's reply as
-read, on the names it calls, on the calls, on what they returned, or on its answer."""
-Loop = Literal["category", "main", "router"]
-"""The loop a guard serves: a category's, the main agent's, or the router's retry."""
+Stage = Literal["reply", "names", "calls", "results", "answer"]
+"""Where a guard acts: on the model's reply as read, on the names it calls (and a
+category's objective), on the calls, on what they returned, or on its answer."""
+Loop = Literal["category", "main", "flat", "router"]
+"""The loop a guard serves: a category's, the main agent's, a flat agent's over concrete
+tools (the benchmarks' retrieval side), or the router's retry."""
 
 
 @dataclass(frozen=True, slots=True)

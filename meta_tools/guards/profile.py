@@ -12,7 +12,6 @@ name as configured or as its server reports it, its provider) unless the config'
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,13 +187,6 @@ class Guards:
     def hooks(self) -> tuple[Guard, ...]:
         """The guards in force, in the order they are asked."""
         return tuple(g for stage in self._at.values() for g in stage)
-
-    def only(self, stage: Stage) -> Guards:
-        """These guards less those of other stages: a flat agent runs the reply stage's."""
-        kept = copy.copy(self)
-        kept._at = {stage: self._at[stage]} if stage in self._at else {}
-        kept.enabled = frozenset(g.name for g in kept._at.get(stage, ()))
-        return kept
 
     def acts_at(self, stage: Stage) -> bool:
         """Whether a guard of `stage` is in force (a loop builds the stage's record only then)."""

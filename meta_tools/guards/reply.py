@@ -29,7 +29,7 @@ class ReplyGuard(Guard):
 
 class TextCalls(ReplyGuard):
     name = "text_calls"
-    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main"})
+    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main", "flat"})
     does = (
         "Reads tool calls written as text (bare JSON, fences, tags) and calls to a near"
         " spelling of an offered tool as the calls they mean; quotes of what the model"
@@ -38,14 +38,14 @@ class TextCalls(ReplyGuard):
 
     async def on_reply(self, seen: ReplySeen) -> Action:
         reply = await arecover_turn(seen.reply, seen.request)
-        if seen.loop == "main":
+        if seen.loop == "main":  # a name that is no category may still mean one
             reply = await routable(reply, seen.request)
         return Replace(reply=reply) if reply is not seen.reply else None
 
 
 class UnreadCall(ReplyGuard):
     name = "unread_call"
-    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main"})
+    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main", "flat"})
     does = (
         "Answers a reply that looks like a call but cannot be read with a note, so that"
         " the model writes it again."

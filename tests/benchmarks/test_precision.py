@@ -145,3 +145,31 @@ async def test_the_flat_side_records_each_call_and_where_its_llm_calls_went() ->
     assert run.attempts == [("convert_v3", False), ("convert_v3", True)]
     assert run.llm_calls_by == {"agent/after_results": 2, "agent/first": 1}
     assert judge_calls({"convert_v3"}, run.attempts)["first_call_right"] is False
+
+
+async def test_the_flat_side_runs_only_the_guards_that_serve_a_flat_agent() -> None:
+    """Under `small` it reads calls written as text to offered tools (`text_calls`) and
+    nudges a call it cannot read (`unread_call`), as the retrieval baseline has always
+    done; a call written to a name it was not offered is not read as one (only the main
+    agent routes such names), and a round that repeats a call is not cut short."""
+    from meta_tools.guards import Guards
+
+    again = ToolCall(id="3", name="convert_v3", arguments={"amount": 5})
+    model = ScriptedModel(
+        [
+            AssistantTurn(text='{"name": "convert_v2", "arguments": {"amount": 5}}'),
+            AssistantTurn(text='{"name": "convert_v3", "arguments": {"amount": 5}}'),
+            AssistantTurn(tool_calls=[again]),
+            AssistantTurn(tool_calls=[again.model_copy(update={"id": "4"})]),
+            AssistantTurn(text="5 USD is 92.4 EUR."),
+        ]
+    )
+
+    run = await ask_flat(
+        CountingModel(model), [convert_v3], "Convert 5 USD", guards=Guards("small")
+    )
+
+    model.assert_complete()
+    assert run.attempts == [("convert_v3", True)] * 3
+    assert run.answer == "5 USD is 92.4 EUR."
+    assert run.llm_calls_by["agent/nudge"] == 1  # the note for convert_v2, no other
