@@ -39,6 +39,7 @@ from meta_tools.router.manager import MetaManager
 from meta_tools.tools.base import BaseTool
 
 from .bfcl_data import BfclTool, Entry, Ledger, pooled_tools
+from .e2e_catalog import plain_bm25
 from .e2e_sides import CountingModel, Run, ask_category, ask_flat, ask_hierarchy
 
 __all__ = [
@@ -175,7 +176,7 @@ class PooledCatalog:
         self.category_of = {
             t.name: m.slug for m in self.meta.categories for t in m.tools.list_tools()
         }
-        self.shortlist = Shortlist(self.tools, max_tools=top_k)
+        self.shortlist = Shortlist(self.tools, max_tools=top_k, index=plain_bm25(self.tools))
         self.bfcl_name = {t.name: t.bfcl_name for t in self.tools}
         """Offered name -> BFCL's name."""
 

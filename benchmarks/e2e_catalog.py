@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.shortlist import Shortlist
+from meta_tools.category.shortlist import Bm25Index, Shortlist
 from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
 from meta_tools.router.manager import MetaManager
-from meta_tools.tools.base import BaseTool
+from meta_tools.tools.base import BaseTool, tool_document
 
 from .catalog import CatalogTool, catalog_tools, load_queries
 
@@ -84,8 +84,9 @@ class LargeCatalog:
         return MetaManager(managers, routing=routing, guards=guards)
 
     def retrieve(self, query: str, k: int) -> list[BaseTool]:
-        """The top-k tools of the whole catalog for `query`, by BM25 (as RAG-MCP does)."""
-        shortlist = Shortlist(self.tools, max_tools=k)
+        """The top-k tools of the whole catalog for `query`, by plain BM25 (as RAG-MCP does;
+        not the category shortlist's service smoothing, which is the hierarchy's)."""
+        shortlist = Shortlist(self.tools, max_tools=k, index=plain_bm25(self.tools))
         return shortlist.select(query, "").tools
 
 
@@ -120,3 +121,8 @@ def load_large_catalog(data: Path) -> LargeCatalog:
         if e["id"] in wanted
     ]
     return LargeCatalog(catalog_tools(entries), queries)
+
+
+def plain_bm25(tools: list[BaseTool]) -> Bm25Index:
+    """BM25 over each tool's own text (`tool_document`): the retrieval baseline's index."""
+    return Bm25Index([tool_document(t) for t in tools])
