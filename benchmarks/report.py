@@ -214,7 +214,7 @@ E2E_MODEL = "Qwen2.5-Coder-Instruct 1.5B, GGUF Q4_K_M, llama.cpp `llama-server`,
 POOLED = ("37b4ae8", "001c8b9", "458c575", "99a4c57")
 #: Routing 3: the held-out test sample (36 queries, 6 a subset, seed 0); retrieval run once
 #: as the baseline, the hierarchy per change (with the profile the router chooses).
-ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "71cfb9b", "c1c99f1"
+ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "43f2c77"
 """The large-catalog runs pooled into one sample of 99 queries (seeds 0, 1 and 2)."""
 
 
@@ -375,7 +375,7 @@ def ranking_table() -> str:
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 #: The demo set with no guards section (the router chose `small` by the model's name),
 #: after the hand-ups of issue 56.
-GUARDS_CHOSEN = "c1c99f1"
+GUARDS_CHOSEN = "43f2c77"
 
 
 def demo_table() -> str:
