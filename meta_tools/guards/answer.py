@@ -59,7 +59,7 @@ class EchoedNote(AnswerGuard):
         or "decline" alone: the results are the answer; a decline without any (or after
         calls that found nothing) is one."""
         run, text = seen.run, seen.answer
-        if run is None or seen.declined is not None:
+        if run is None:
             return None
         if not (seen.note.echoed_by(text) or bare_name(text) == DECLINE):
             return None
@@ -79,7 +79,7 @@ class AnswerWithoutResults(AnswerGuard):
     def on_answer(self, seen: AnswerSeen) -> Action:
         # Small models answer a failed calculation with a made-up number.
         run = seen.run
-        if run is None or seen.declined is not None or run.has_results:
+        if run is None or run.has_results:
             return None
         return Replace(answer=nothing_worked(run), status="failed")
 
@@ -91,7 +91,7 @@ class RecitedRequest(AnswerGuard):
 
     def on_answer(self, seen: AnswerSeen) -> Action:
         run = seen.run
-        if run is None or seen.declined is not None or not run.has_results:
+        if run is None or not run.has_results:
             return None
         return _results(run) if recites_request(seen.answer, run.request) else None
 
@@ -112,7 +112,7 @@ class InventedNumbers(AnswerGuard):
                 return Replace(answer="")
             return None
         run = seen.run
-        if run is None or seen.declined is not None or not run.has_results:
+        if run is None or not run.has_results:
             return None
         said = " ".join(f"{json.dumps(e.arguments)} {e.result or ''}" for e in run.executions)
         return _results(run) if invents_numbers(seen.answer, said) else None

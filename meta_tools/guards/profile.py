@@ -216,7 +216,7 @@ class Guards:
         if reading is None or loop not in reading.loops:
             self.unread(reply)
             return reply
-        seen = ReplySeen(loop, reply, request, _NO_COUNTS)
+        seen = ReplySeen(loop, reply, request, GuardCounts())  # reading sends no note
         action = await reading.on_reply(seen)
         return action.reply if isinstance(action, Replace) and action.reply else reply
 
@@ -365,9 +365,6 @@ _SHARED: dict[str, Guards] = {}
 """The default `Guards` of each profile (no prompts folder, no changes), made once."""
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-
-_NO_COUNTS = GuardCounts()
-"""The counts of a reading that sends no note (a summary's reply)."""
 
 
 def guard_table() -> str:

@@ -106,7 +106,5 @@ class AnswerSeen:
     found_nothing: Sequence[str] = ()
     """A category's tools whose calls found nothing, when none found anything (guard
     `found_nothing`, when in force)."""
-    declined: str | None = None
-    """A category's: the reason of a `decline` call (the answer is then no text)."""
     found: str = ""
     """The main agent's: what the category results hold, as text."""
