@@ -512,3 +512,118 @@ async def test_a_call_written_as_text_under_the_default_profile_logs_a_hint_once
         await Guards().read_reply(AssistantTurn(text="Sunny."), request, "main")
     hints = [r.getMessage() for r in caplog.records if r.name == "meta_tools.guards"]
     assert len(hints) == 1 and '"profile": "small"' in hints[0]
+
+
+# -- a tool's response the model wrote itself -------------------------------------------------
+@tool
+def multiply(a: float, b: float) -> float:
+    """Multiply two numbers."""
+    return a * b
+
+
+def maths_router(category_model: ScriptedModel) -> MetaManager:
+    maths = CategoryManager("Math & Units", "Arithmetic.", [add, multiply], category_model)
+    weather = CategoryManager("Weather", "Forecasts.", [post_message], ScriptedModel([]))
+    return MetaManager([weather, maths])
+
+
+MADE_UP = (
+    '<tool_response>\n{"category":"Math Units","status":"success","summary":"multiply:'
+    ' 390","executions":[{"tool":"multiply","arguments":{"a":17,"b":23},"result":390}]}\n'
+    "</tool_response>"
+)
+
+
+async def test_a_tool_response_the_main_model_writes_runs_the_category_it_names() -> None:
+    # Seen with the 1.5B in `meta-tools chat`: the second question was answered with a
+    # `<tool_response>` block it made up, of a tool that does not exist.
+    category = ScriptedModel([call("multiply", a=17, b=23), say("17 * 23 = 391.")])
+    main = ScriptedModel([say(MADE_UP), say("17 * 23 is 391.")])
+    agent = MainAgent(main, maths_router(category), guards="small")
+
+    # Its short result is the answer, as a first round's would be (`results_as_answer`).
+    assert await agent.ask("What is 17 * 23?") == "Math & Units: 17 * 23 = 391."
+    assert len(main.requests) == 1
+
+    # Without that guard, the model answers from the result it is shown.
+    category = ScriptedModel([call("multiply", a=17, b=23), say("17 * 23 = 391.")])
+    main = ScriptedModel([say(MADE_UP), say("17 * 23 is 391.")])
+    guards = Guards("small", disable=["results_as_answer"])
+    agent = MainAgent(main, maths_router(category), guards=guards)
+    assert await agent.ask("What is 17 * 23?") == "17 * 23 is 391."
+    routed = main.requests[1].messages
+    assert routed[-2].tool_calls[0].name == "math_units"
+    assert "391" in routed[-1].content and "390" not in routed[-1].content
+
+
+async def test_a_tool_response_written_after_the_results_leaves_the_results_as_the_answer() -> None:
+    category = ScriptedModel([call("add", a=2, b=2), say("2 + 2 = 4.")])
+    main = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[
+                    ToolCall(
+                        id="c1",
+                        name="math_units",
+                        arguments={"objective": "add 2 and 2", "exact_input": "2 + 2"},
+                    )
+                ]
+            ),
+            say('<tool_response>{"result": 4, "checked": true}</tool_response>'),
+        ]
+    )
+    # The model is asked after the results (no `results_as_answer`), and writes a response.
+    guards = Guards("small", disable=["results_as_answer"])
+    agent = MainAgent(main, maths_router(category), guards=guards)
+    reply = await agent.ask("What is 2 + 2? Check it twice.")
+    assert reply == "Math & Units: 2 + 2 = 4."
+    assert len(main.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        # The format explained: prose first.
+        'A tool\'s result is shown as <tool_response>{"result": 4}</tool_response>.',
+        # In a fence.
+        '```\n<tool_response>{"result": 4}</tool_response>\n```',
+    ],
+)
+async def test_a_reply_that_explains_the_tool_response_format_is_the_answer(written: str) -> None:
+    main = ScriptedModel([say(written)])
+    agent = MainAgent(main, maths_router(ScriptedModel([])), guards="small")
+    assert await agent.ask("How does the model see a tool's result?") == written
+
+
+async def test_a_tool_response_quoted_from_the_conversation_is_the_answer() -> None:
+    # The user pasted a response and asks for it back as it was: a quote, not a made-up one.
+    pasted = '<tool_response>{"result": 4}</tool_response>'
+    main = ScriptedModel([say(pasted)])
+    agent = MainAgent(main, maths_router(ScriptedModel([])), guards="small")
+    assert await agent.ask(f"Repeat this exactly: {pasted}") == pasted
+
+
+async def test_a_category_model_that_writes_its_tools_response_is_asked_again() -> None:
+    model = ScriptedModel(
+        [say('<tool_response>{"result": 390}</tool_response>'), call("multiply", a=17, b=23)]
+    )
+    maths = CategoryManager("Math & Units", "Arithmetic.", [add, multiply], model, guards="small")
+    result = await maths.run("multiply 17 by 23", "17 * 23")
+    assert result.status == "success" and "391" in result.for_agent()
+    assert "only a tool writes its response" in model.requests[1].messages[-1].content
+
+
+async def test_an_empty_first_reply_of_the_main_model_runs_the_best_ranked_category() -> None:
+    # Seen with the 1.5B in `meta-tools chat`: after two answered questions, it replied to
+    # the next ones with nothing at all.
+    category = ScriptedModel([call("multiply", a=17, b=23), say("17 * 23 = 391.")])
+    main = ScriptedModel([say("")])
+    agent = MainAgent(main, maths_router(category), guards="small")
+    assert await agent.ask("Multiply 17 by 23.") == "Math & Units: 17 * 23 = 391."
+    assert len(main.requests) == 1
+
+
+async def test_an_empty_reply_under_the_default_profile_is_no_answer() -> None:
+    main = ScriptedModel([say("")])
+    agent = MainAgent(main, maths_router(ScriptedModel([])))
+    assert await agent.ask("Multiply 17 by 23.") == ""

@@ -106,13 +106,37 @@ class MainRound:
     def may_run(self) -> bool:
         return True
 
-    async def route(self, route: Route) -> Again | None:
-        """The router's own category calls (a reply told the user to use a category)."""
-        exchange = await self._routed(route)
-        return Again(exchange) if exchange else None
+    async def route(self, route: Route) -> Again | Finish[str] | None:
+        """The router's own category calls (a reply told the user to use a category, or
+        wrote a category's response instead of calling it). When they are the question's
+        first, the results stage judges them as it judges a round of the model's: their
+        results may be the answer (`results_as_answer`)."""
+        first = not self.results
+        returned: dict[str, CategoryResult] = {}
+        exchange = await self._routed(route, returned)
+        if not exchange:
+            return None
+        if first and returned and self.guards.acts_at("results"):
+            calls = [call for message in exchange for call in message.tool_calls]
+            seen = ResultsSeen(
+                "main",
+                self.counts,
+                text=self.text,
+                calls=calls,
+                returned=returned,
+                first_round=True,
+                new_results=len(returned),
+            )
+            if self.guards.on_results(seen).stop:
+                self.turn.extend(exchange)
+                return Finish("")  # the results are the answer: no call to restate them
+        return Again(exchange)
 
-    async def _routed(self, route: Route) -> list[Message]:
-        """Run each leg of `route`: the exchanges of the legs that reached a category."""
+    async def _routed(
+        self, route: Route, returned: dict[str, CategoryResult] | None = None
+    ) -> list[Message]:
+        """Run each leg of `route`: the exchanges of the legs that reached a category
+        (their results also into `returned`, by call id)."""
         messages: list[Message] = []
         for leg in route.legs:
             context = self.text
@@ -126,6 +150,8 @@ class MainRound:
             if came.result is not None:
                 self.results.append(came.result)
                 messages.extend(exchange)
+                if returned is not None:
+                    returned[came.call.id] = came.result
             elif leg.handed_on_by is not None:
                 messages.extend(exchange)
         return messages

@@ -45,6 +45,7 @@ from .reply import (
     TextCalls,
     ToldToUse,
     UnreadCall,
+    WrittenResult,
     hint_small_profile,
     writes_calls_as_text,
 )
@@ -67,6 +68,7 @@ ProfileName = Literal["capable", "small"]
 ALL: tuple[type[Guard], ...] = (
     TextCalls,
     UnreadCall,
+    WrittenResult,
     EmptyReply,
     ToldToUse,
     ObjectiveAsName,

@@ -4,6 +4,7 @@ did not mean. Every loop runs them (`kernel.run_rounds`); a flat agent runs only
 from __future__ import annotations
 
 import logging
+import re
 from functools import cache
 from typing import ClassVar
 
@@ -15,7 +16,15 @@ from .base import Action, AskAgain, Guard, Leg, Loop, Replace, Route, Stage
 from .main_checks import told_to_use
 from .stages import ReplySeen
 
-__all__ = ["EmptyReply", "ReplyGuard", "TextCalls", "ToldToUse", "UnreadCall", "hint_small_profile"]
+__all__ = [
+    "EmptyReply",
+    "ReplyGuard",
+    "TextCalls",
+    "ToldToUse",
+    "UnreadCall",
+    "WrittenResult",
+    "hint_small_profile",
+]
 
 
 class ReplyGuard(Guard):
@@ -65,10 +74,80 @@ class UnreadCall(ReplyGuard):
         return AskAgain(nudge(reply, self.say(problem=sentence(reply.unread_call))))
 
 
+class WrittenResult(ReplyGuard):
+    name = "written_result"
+    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main"})
+    does = (
+        "Takes a reply that is a tool's response the model wrote itself (`<tool_response>`)"
+        " as no answer, since no tool ran: the main agent runs the category it names (else"
+        " the best-ranked one) for the message, or answers with the results it has; a"
+        " category is asked again."
+    )
+    budget = 1
+    text = (
+        "Your reply is a tool's response, but no tool ran: only a tool writes its"
+        " response. Call one of the offered tools through the tool-calling interface,"
+        " or answer in plain text."
+    )
+
+    async def on_reply(self, seen: ReplySeen) -> Action:
+        """Seen with the 1.5B in a chat: after a question answered from a category's
+        result, it answered the next ones by writing `<tool_response>` blocks of tools
+        that do not exist, with values it made up (2025-01-01 to 2025-03-01: "60" days).
+        Its chat template shows tool messages so, and it went on the pattern. A block
+        the conversation holds is a quote; a reply that explains the format (prose or a
+        fence first) is an answer."""
+        reply = seen.reply
+        written = written_response(reply.text or "") if not reply.tool_calls else None
+        if written is None or quoted(written, seen.request):
+            return None
+        if seen.loop == "main" and seen.called:
+            return Replace(reply=AssistantTurn(text=""))  # the results are the answer
+        if not self.within(seen.counts):
+            return Replace(reply=AssistantTurn(text=""))
+        seen.counts.add(self.name)
+        if seen.loop == "main" and seen.category_for is not None:
+            named = category_named_in(written)
+            target = (named and seen.category_for(named)) or ANY_CATEGORY
+            return Route((Leg(target, seen.text, seen.text),))
+        return AskAgain([reply.as_message(), Message(role="user", content=self.say())])
+
+
+_RESPONSE_TAG = re.compile(
+    r"\A\s*(?:<tool_response>|<\|im_start\|>\s*tool\b|\[TOOL_RESULTS\])\s*(?P<body>.*?)"
+    r"\s*(?:</tool_response>|<\|im_end\|>|\[/TOOL_RESULTS\]|\Z)",
+    re.DOTALL,
+)
+
+
+def written_response(text: str) -> str | None:
+    """The body of the tool response `text` opens with, as chat templates show one to the
+    model (Qwen and Hermes `<tool_response>`, Mistral `[TOOL_RESULTS]`), or None."""
+    found = _RESPONSE_TAG.match(text)
+    return found.group("body") if found else None
+
+
+def quoted(body: str, request: ChatRequest) -> bool:
+    """Whether `body` is the content of a message of the conversation (a quote)."""
+    squeezed = " ".join(body.split())
+    return bool(squeezed) and any(
+        squeezed in " ".join((message.content or "").split()) for message in request.messages
+    )
+
+
+def category_named_in(body: str) -> str | None:
+    """The `category` a written response names (the router's result shape), or None."""
+    found = re.search(r'"category"\s*:\s*"([^"]+)"', body)
+    return found.group(1) if found else None
+
+
 class EmptyReply(ReplyGuard):
     name = "empty_reply"
-    loops: ClassVar[frozenset[Loop]] = frozenset({"category"})
-    does = "Asks again when the model replies nothing before any call has worked."
+    loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main"})
+    does = (
+        "Asks again when the model replies nothing before any call has worked; the main"
+        " agent runs the best-ranked category for the message instead."
+    )
     budget = 2
     text = (
         "Your reply was empty. Call one of the offered tools through the tool-calling"
@@ -76,9 +155,16 @@ class EmptyReply(ReplyGuard):
     )
 
     async def on_reply(self, seen: ReplySeen) -> Action:
-        if not seen.empty_counts or not self.within(seen.counts):
+        """Seen with the 1.5B in a chat: after two questions answered from results, it
+        replied to each next one with nothing at all (its first token ended the reply)."""
+        if not is_empty_reply(seen.reply) or not self.within(seen.counts):
             return None
-        if not is_empty_reply(seen.reply):
+        if seen.loop == "main":
+            if seen.called or seen.category_for is None:
+                return None  # the results are the answer
+            seen.counts.add(self.name)
+            return Route((Leg(ANY_CATEGORY, seen.text, seen.text),))
+        if not seen.empty_counts:
             return None
         seen.counts.add(self.name)
         return AskAgain([Message(role="user", content=self.say())])

@@ -92,9 +92,10 @@ class RoundSpec(Protocol[Done]):
         """Add `messages` to the conversation."""
         ...
 
-    async def route(self, route: Route) -> Again | None:
+    async def route(self, route: Route) -> Again | Finish[Done] | None:
         """Run the router's own category calls a guard asked for; the exchange to add and
-        ask again with, or None when none ran (the reply stands)."""
+        ask again with, the end when their results are the answer, or None when none ran
+        (the reply stands)."""
         ...
 
     async def decide(self, reply: AssistantTurn, request: ChatRequest) -> Step[Done]:
@@ -149,9 +150,11 @@ async def run_rounds(spec: RoundSpec[Done]) -> Done:
             spec.add(action.messages)
             continue
         if isinstance(action, Route):
-            again = await spec.route(action)
-            if again is not None:
-                spec.add(again.messages)
+            routed = await spec.route(action)
+            if isinstance(routed, Finish):
+                return routed.done
+            if routed is not None:
+                spec.add(routed.messages)
                 continue
         step = await spec.decide(reply, request)
         if isinstance(step, Again):

@@ -43,6 +43,9 @@ SMALL_PROFILE_HARMS: dict[str, str] = {
     "test_the_host_gets_a_terse_total_the_model_added_up": "invented_numbers",
     # A value the model knows (a marathon is 42.195 km) is no value the user gave.
     "test_a_marathon_s_length_the_model_knows_is_converted": "made_up_input",
+    # A reply that is a `<tool_response>` block is taken as one the model made up: no tool
+    # ran, so the category it names (else the best-ranked one) runs for the message.
+    "test_a_tool_response_block_the_user_asked_for_is_the_answer": "written_result",
     # The fifth category call of one reply is answered "not run".
     "test_five_categories_called_in_one_reply_all_run": "round_cap",
     # A decline is run again in the best-ranked other category.

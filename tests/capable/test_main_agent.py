@@ -113,6 +113,40 @@ async def test_a_code_example_with_tool_json_is_the_answer_and_stays_whole_in_hi
     assert toolbox.ran == []
 
 
+TOOL_RESPONSE_EXPLAINED = (
+    "Qwen's chat template wraps each tool message in a user turn, like this:\n\n"
+    '<tool_response>\n{"temperature": 21}\n</tool_response>'
+)
+TOOL_RESPONSE_BLOCK = '<tool_response>\n{"temperature": 21, "city": "Madrid"}\n</tool_response>'
+
+
+async def test_an_explanation_of_how_a_tool_s_result_is_shown_is_the_answer(
+    profile: str | None,
+) -> None:
+    toolbox = Toolbox()
+    main = ScriptedModel([answer(TOOL_RESPONSE_EXPLAINED)])
+    meta = router(toolbox, {}, profile=profile)
+    question = "How does Qwen see a tool's result? Show me an example."
+    assert await agent(main, meta, profile=profile).ask(question) == TOOL_RESPONSE_EXPLAINED
+    used_up(main, 1)
+    assert categories_asked(meta) == {} and toolbox.ran == []
+
+
+async def test_a_tool_response_block_the_user_asked_for_is_the_answer(
+    profile: str | None,
+) -> None:
+    toolbox = Toolbox()
+    main = ScriptedModel([answer(TOOL_RESPONSE_BLOCK)])
+    meta = router(toolbox, {}, profile=profile)
+    question = (
+        "Write a sample Qwen tool response for a weather tool, Madrid at 21 degrees."
+        " Only the block, nothing else."
+    )
+    assert await agent(main, meta, profile=profile).ask(question) == TOOL_RESPONSE_BLOCK
+    used_up(main, 1)
+    assert categories_asked(meta) == {} and toolbox.ran == []
+
+
 async def test_a_one_word_answer_naming_a_category_is_the_answer(profile: str | None) -> None:
     toolbox = Toolbox()
     main = ScriptedModel([answer("Weather.")])
