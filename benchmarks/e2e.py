@@ -147,16 +147,21 @@ async def run_demo(
     on_row: Checkpoint | None = None,
     guards: str | None = "small",
     enable: Sequence[str] = (),
+    conversation: bool = False,
 ) -> dict[str, Any]:
+    """The demo tasks on each side; `conversation`: the hierarchy side's tasks are the
+    questions of one conversation with one main agent, as `meta-tools chat` holds it
+    (each question sees the ones before), instead of one new agent a task."""
     counter = CountingModel(model)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="e2e-demo-") as folder:
         async with demo_router(counter, Path(folder), guards, enable) as meta:
             every_tool = [t for c in meta.categories for t in c.tools.list_tools()]
+            chat = MainAgent(counter, meta) if conversation else None
             for task in tasks:
                 for side in sides:
                     if side == "hierarchy":
-                        run = await ask_hierarchy(counter, meta, task.prompt)
+                        run = await ask_hierarchy(counter, meta, task.prompt, chat)
                     elif side == "category":
                         routes = [(r.category, r.objective, r.exact_input) for r in task.routes]
                         run = await ask_category(counter, meta, routes)
@@ -172,6 +177,7 @@ async def run_demo(
                          f"  {run.calls}")  # fmt: skip
     return {
         "tasks": [t.id for t in tasks],
+        "conversation": conversation,
         "sides": {s: side_summary([r for r in rows if r["side"] == s]) for s in sides},
         "runs": rows,
     }
@@ -398,6 +404,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--routing-orders", default="1,2", help="routing: category-order seeds, comma-separated"
     )
     parser.add_argument("--tasks", default=None, help="comma-separated demo task ids (m1,d3)")
+    parser.add_argument(
+        "--conversation",
+        action="store_true",
+        help="demo: ask the tasks as one conversation with one main agent, as a chat does",
+    )
     parser.add_argument("--sides", default=None, help="comma-separated subset of the sides")
     parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
@@ -441,7 +452,13 @@ async def _run_sets(
             _say(f"demo set: {len(tasks)} of {len(TASKS)} tasks, sides {', '.join(sides)}")
             save = checkpoint(out, args.model, record, "demo")
             record["demo"] = await run_demo(
-                model, tasks, sides, on_row=save, guards=given(args), enable=args.enable
+                model,
+                tasks,
+                sides,
+                on_row=save,
+                guards=given(args),
+                enable=args.enable,
+                conversation=args.conversation,
             )
             store(out, args.model, record)
             _say(show(f"demo set, {args.model}", record["demo"]["sides"]))

@@ -225,8 +225,11 @@ def _took(run: Run, result: CategoryResult) -> None:
     )
 
 
-async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) -> Run:
-    """The main agent, offered only the category tools, answers `prompt`."""
+async def ask_hierarchy(
+    counter: CountingModel, meta: MetaManager, prompt: str, agent: MainAgent | None = None
+) -> Run:
+    """The main agent, offered only the category tools, answers `prompt`: a new one, or
+    `agent` with the questions it answered before (one conversation, as a chat holds it)."""
     run, started = Run(), time.perf_counter()
     counter.take()
 
@@ -246,7 +249,7 @@ async def ask_hierarchy(counter: CountingModel, meta: MetaManager, prompt: str) 
             _took(run, event.result)
 
     try:
-        run.answer = await MainAgent(counter, meta).ask(prompt, on_step=step)
+        run.answer = await (agent or MainAgent(counter, meta)).ask(prompt, on_step=step)
     except ModelError as exc:
         run.error = str(exc)
     main_tools = {m.slug for m in meta.categories} | {ANY_CATEGORY}

@@ -136,6 +136,20 @@ async def test_the_demo_set_adds_up_calls_and_tokens_of_the_main_agent_and_the_c
     assert sides["flat"]["recovered_calls"] == 1
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("conversation", [False, True])
+async def test_the_demo_set_as_one_conversation_shows_each_question_the_ones_before(
+    conversation: bool,
+) -> None:
+    model = ScriptedModel.from_function(lambda request: AssistantTurn(text="I cannot."))
+    tasks = [by_id["m1"], by_id["q1"]]
+    found = await run_demo(model, tasks, ["hierarchy"], conversation=conversation)
+    assert found["conversation"] is conversation
+    second = [m.content for m in model.requests[1].messages if m.role == "user"]
+    earlier = [by_id["m1"].prompt] if conversation else []
+    assert second == [*earlier, by_id["q1"].prompt]
+
+
 def write_catalog(data: Path) -> None:
     """A two-category catalog in the public data layout: one MCP tool, two APIs, one query."""
     tools: dict[str, list[dict[str, Any]]] = {
