@@ -603,10 +603,18 @@ async def test_a_tool_response_quoted_from_the_conversation_is_the_answer() -> N
     assert await agent.ask(f"Repeat this exactly: {pasted}") == pasted
 
 
-async def test_a_category_model_that_writes_its_tools_response_is_asked_again() -> None:
-    model = ScriptedModel(
-        [say('<tool_response>{"result": 390}</tool_response>'), call("multiply", a=17, b=23)]
-    )
+@pytest.mark.parametrize(
+    "written",
+    [
+        '<tool_response>{"result": 390}</tool_response>',
+        # The category's own fence of a result, as its prompt shows results.
+        '<tool_result>\n{"result": 390}\n</tool_result>',
+    ],
+)
+async def test_a_category_model_that_writes_its_tools_response_is_asked_again(
+    written: str,
+) -> None:
+    model = ScriptedModel([say(written), call("multiply", a=17, b=23)])
     maths = CategoryManager("Math & Units", "Arithmetic.", [add, multiply], model, guards="small")
     result = await maths.run("multiply 17 by 23", "17 * 23")
     assert result.status == "success" and "391" in result.for_agent()
@@ -627,3 +635,37 @@ async def test_an_empty_reply_under_the_default_profile_is_no_answer() -> None:
     main = ScriptedModel([say("")])
     agent = MainAgent(main, maths_router(ScriptedModel([])))
     assert await agent.ask("Multiply 17 by 23.") == ""
+
+
+async def test_the_history_keeps_what_the_model_said_and_never_an_answer_it_did_not_write() -> None:
+    category = ScriptedModel([call("multiply", a=17, b=23), say("17 * 23 = 391.")])
+    main = ScriptedModel(
+        [
+            AssistantTurn(
+                tool_calls=[
+                    ToolCall(
+                        id="c1",
+                        name="math_units",
+                        arguments={"objective": "multiply", "exact_input": "17 * 23"},
+                    )
+                ]
+            ),
+            say("Hello! Ask me about numbers."),
+            say("Bye."),
+        ]
+    )
+    agent = MainAgent(main, maths_router(category), guards="small")
+    # The results are the answer (`results_as_answer`): words the model did not write.
+    assert await agent.ask("What is 17 * 23?") == "Math & Units: 17 * 23 = 391."
+    assert await agent.ask("Hi!") == "Hello! Ask me about numbers."
+    await agent.ask("Thanks")
+    history = [(m.role, m.content) for m in main.requests[2].messages[1:]]
+    assert [role for role, _ in history] == [
+        "user",
+        "assistant",
+        "tool",
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert history[4] == ("assistant", "Hello! Ask me about numbers.")

@@ -126,6 +126,7 @@ class MainAgent:
         tools = without_parameter_notes(self.meta.tool_definitions(text, include=self._used))
         rounds = MainRound(self, text, model, on_step, tools)
         answer = await run_rounds(rounds)
+        said = answer  # the model's own words, if it wrote any
         results, reached = rounds.results, rounds.reached
         if results and guards.acts_at("answer"):
             found = "\n".join(r.for_agent() for r in results)
@@ -139,7 +140,11 @@ class MainAgent:
             )
             if reached == "answered":
                 reached = "from_results"
-        rounds.turn.append(Message(role="assistant", content=answer))
+        if answer and answer == said:
+            # The history keeps what the model said, never words put in its mouth: seen
+            # with the 1.5B in a chat, answers made of results taught it to write results
+            # (and made-up ones) itself, and an empty answer to reply nothing.
+            rounds.turn.append(Message(role="assistant", content=answer))
         self._turns.append(rounds.turn)
         return answer, reached
 

@@ -174,6 +174,7 @@ class CategoryManager:
         # The index is built here, once per tool set, and only for a category that needs one.
         shortlist = self._shortlist_policy.build(pack.list_tools(), owner=f"category {self.name!r}")
         self.tools, self.shortlist = pack, shortlist
+        self._few: tuple[int, Shortlist] | None = None  # guard `few_tools`'s, when asked
         self._defined: dict[int, tuple[BaseTool, ToolDefinition]] = {}
 
     def _definitions(self, tools: Sequence[BaseTool]) -> list[ToolDefinition]:
@@ -196,11 +197,15 @@ class CategoryManager:
         request, when known), plus pinned and already used tools.
         """
         state = run.state
-        if self.shortlist is None:
+        shortlist = self.shortlist
+        few = self.guards.tools_a_call()
+        if few is not None and len(self.tools) > few:
+            shortlist = self._few_tools(few)
+        if shortlist is None:
             tools = self.tools.list_tools()
             selection = Selection([t for t in tools if t.name not in state.withdrawn])
         else:
-            selection = self.shortlist.select(
+            selection = shortlist.select(
                 state.objective,
                 state.exact_input,
                 request=state.request,
@@ -209,6 +214,23 @@ class CategoryManager:
             )
         run.offer(selection.tools)
         return selection
+
+    def _few_tools(self, few: int) -> Shortlist:
+        """The shortlist offering at most `few` tools a call (guard `few_tools`): the
+        category's own with that limit, built once per tool set (its index is shared)."""
+        if self._few is not None and self._few[0] == few:
+            return self._few[1]
+        base, policy = self.shortlist, self._shortlist_policy
+        shortlist = Shortlist(
+            self.tools.list_tools(),
+            max_tools=min(few, policy.max_tools),
+            max_chars=policy.max_chars,
+            pinned=policy.pinned,
+            abstain_below=policy.abstain_below,
+            index=None if base is None else base.index,
+        )
+        self._few = (few, shortlist)
+        return shortlist
 
     async def past_runs(self, session: str | None) -> list[dict[str, str]]:
         return await self.memory.past_runs(session)

@@ -40,7 +40,7 @@ __all__ = [
     "Stop",
 ]
 
-Stage = Literal["reply", "names", "calls", "results", "answer"]
+Stage = Literal["request", "reply", "names", "calls", "results", "answer"]
 """Where a guard acts: on the model's reply as read, on the names it calls (and a
 category's objective), on the calls, on what they returned, or on its answer."""
 Loop = Literal["category", "main", "flat", "router"]
@@ -186,9 +186,10 @@ class Guard:
 
     A subclass says what it is (its class attributes) and implements the hook of its
     stage (`on_reply`, `on_names`, `on_calls`, `on_results`, `on_answer`); each returns
-    an action or None. The profile in force (`Guards`) asks its guards in the order of
-    `registry.ALL` and builds one instance of each, with the budget and the text the
-    config gives.
+    an action or None. A guard of the request stage has no hook: it is a limit the loop
+    reads as it builds its request (`Guards.tools_a_call`). The profile in force
+    (`Guards`) asks its guards in the order of `guards.ALL` and builds one instance of
+    each, with the budget and the text the config gives.
 
     Attributes:
         name: how configs, traces and docs name it.

@@ -49,6 +49,7 @@ from .reply import (
     hint_small_profile,
     writes_calls_as_text,
 )
+from .request import FewTools
 from .results import (
     EachResult,
     FoundNothing,
@@ -66,6 +67,7 @@ __all__ = ["ALL", "GUARDS", "PROFILES", "AfterRound", "Guards", "ProfileName", "
 ProfileName = Literal["capable", "small"]
 
 ALL: tuple[type[Guard], ...] = (
+    FewTools,
     TextCalls,
     UnreadCall,
     WrittenResult,
@@ -304,6 +306,12 @@ class Guards:
         if echoed is None:
             return _NO_NOTE, ""
         return await echoed.own_note(run), echoed.say(tool="request_input")
+
+    def tools_a_call(self) -> int | None:
+        """At most how many tools a category's request offers (guard `few_tools`), or
+        None for the category's own limits."""
+        guard = self._in_force(FewTools)
+        return None if guard is None else guard.tools_a_call
 
     def retries(self) -> int:
         """How many other categories a declined call is tried in (guard `retry_declined`)."""

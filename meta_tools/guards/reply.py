@@ -114,15 +114,17 @@ class WrittenResult(ReplyGuard):
 
 
 _RESPONSE_TAG = re.compile(
-    r"\A\s*(?:<tool_response>|<\|im_start\|>\s*tool\b|\[TOOL_RESULTS\])\s*(?P<body>.*?)"
-    r"\s*(?:</tool_response>|<\|im_end\|>|\[/TOOL_RESULTS\]|\Z)",
+    r"\A\s*(?:<tool_response>|<tool_result\b[^>]*>|<\|im_start\|>\s*tool\b|\[TOOL_RESULTS\])"
+    r"\s*(?P<body>.*?)"
+    r"\s*(?:</tool_response>|</tool_result>|<\|im_end\|>|\[/TOOL_RESULTS\]|\Z)",
     re.DOTALL,
 )
 
 
 def written_response(text: str) -> str | None:
     """The body of the tool response `text` opens with, as chat templates show one to the
-    model (Qwen and Hermes `<tool_response>`, Mistral `[TOOL_RESULTS]`), or None."""
+    model (Qwen and Hermes `<tool_response>`, Mistral `[TOOL_RESULTS]`) or as a category
+    fences one (`<tool_result>`), or None."""
     found = _RESPONSE_TAG.match(text)
     return found.group("body") if found else None
 

@@ -161,7 +161,8 @@ async def test_a_request_in_parts_called_part_by_part_is_answered_with_the_resul
 async def test_a_question_answered_with_the_results_leaves_a_whole_conversation() -> None:
     """The next question's request holds the first one's category call with its result:
     an assistant message with tool calls and no tool message after it is refused by
-    OpenAI's API (and read as a call still open by others)."""
+    OpenAI's API (and read as a call still open by others). The results the user got are
+    no words of the model's: the history does not put them in its mouth."""
     inner = ScriptedModel([calls(("add", {"a": 2, "b": 3}))])
     main = ScriptedModel([ask_maths(), AssistantTurn(text="Bye.")])
     agent = MainAgent(main, numbers_router(inner, "small"))
@@ -169,5 +170,5 @@ async def test_a_question_answered_with_the_results_leaves_a_whole_conversation(
     assert await agent.ask("Thanks!") == "Bye."
     messages = main.requests[-1].messages
     called = next(i for i, m in enumerate(messages) if m.tool_calls)
-    assert [m.role for m in messages[called:]] == ["assistant", "tool", "assistant", "user"]
+    assert [m.role for m in messages[called:]] == ["assistant", "tool", "user"]
     assert messages[called + 1].tool_call_id == messages[called].tool_calls[0].id

@@ -19,6 +19,7 @@ from meta_tools.category.shortlist import (
 )
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
+from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.openai_tools import openai_tool
 from meta_tools.router.manager import MetaManager
@@ -339,3 +340,47 @@ def test_tools_without_a_service_are_ranked_by_their_own_words() -> None:
 def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
     assert alternate([0, 1, 2, 3], [2, 3, 0, 1]) == [0, 2, 1, 3]
     assert alternate([], []) == []
+
+
+# -- guard few_tools: a small model is offered the best 5 ---------------------------------
+async def test_a_small_model_is_offered_the_five_best_tools_and_a_capable_one_all() -> None:
+    for guards, expected in (("small", 5), ("capable", len(TOPICS))):
+        model = ScriptedModel([call("convert_currency"), AssistantTurn(text="12 EUR")])
+        category = CategoryManager("All", "All tools.", catalog(), model, guards=guards)
+        assert category.shortlist is None  # 12 tools: under the category's own limit
+        await category.run("Convert money to another currency", "10 USD to EUR")
+        first = offered(model.requests[0])
+        assert len(first) == expected, guards
+        # The best match first; a capable model gets every tool, in the config's order.
+        assert first[0] == "convert_currency" if guards == "small" else first == list(TOPICS)
+
+
+async def test_a_small_model_keeps_the_category_s_lower_limit_and_its_index() -> None:
+    model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
+    category = CategoryManager(
+        "All", "All tools.", catalog(), model, max_tools_per_prompt=3, guards="small"
+    )
+    base = category.shortlist
+    assert base is not None
+    await category.run("Weather forecast", "Oslo")
+    await category.run("Send an email", "to Ann")
+    assert all(len(offered(request)) == 3 for request in model.requests)
+    assert category._few is not None and category._few[1].index is base.index
+
+
+async def test_a_tool_a_small_model_used_stays_offered_beyond_the_five() -> None:
+    oslo = {"query": "Oslo"}  # a value the task gave: no guard holds the call
+    model = ScriptedModel(
+        [
+            AssistantTurn(tool_calls=[ToolCall(name="shorten_url", arguments=oslo)]),
+            AssistantTurn(tool_calls=[ToolCall(name="get_weather_forecast", arguments=oslo)]),
+            AssistantTurn(text="done"),
+        ]
+    )
+    # The first result is not handed up as the answer, so that a second round runs.
+    guards = Guards("small", disable=["hand_up_result"])
+    category = CategoryManager("All", "All tools.", catalog(), model, guards=guards)
+    await category.run("Weather forecast for a city", "Oslo")
+    first, second, _ = model.requests
+    assert "shorten_url" not in offered(first)
+    assert "shorten_url" in offered(second) and "get_weather_forecast" in offered(second)
