@@ -669,3 +669,13 @@ async def test_the_history_keeps_what_the_model_said_and_never_an_answer_it_did_
         "user",
     ]
     assert history[4] == ("assistant", "Hello! Ask me about numbers.")
+
+
+async def test_a_tool_s_name_written_as_its_response_is_answered_with_how_to_call_it() -> None:
+    # Seen with the 1.5B on the tuning split: `<tool_result>NAME</tool_result>`, a call meant.
+    model = ScriptedModel([say("<tool_result>multiply</tool_result>"), call("multiply", a=2, b=3)])
+    maths = CategoryManager("Math & Units", "Arithmetic.", [add, multiply], model, guards="small")
+    result = await maths.run("multiply 2 by 3", "2 * 3")
+    assert result.status == "success" and "6" in result.for_agent()
+    note = model.requests[1].messages[-1].content
+    assert note.startswith("Your reply names multiply as a tool's response, but no tool ran.")

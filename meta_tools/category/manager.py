@@ -200,7 +200,12 @@ class CategoryManager:
         shortlist = self.shortlist
         few = self.guards.tools_a_call()
         if few is not None and len(self.tools) > few:
-            shortlist = self._few_tools(few)
+            # The best `few` only when the task's words reach that many: where they reach
+            # fewer, the ranking cannot tell the rest apart, and the category's own
+            # limits stand ("let everyone know lunch is here" names no tool's words).
+            capped = self._few_tools(few)
+            if capped.matched(state.objective, state.exact_input, request=state.request) >= few:
+                shortlist = capped
         if shortlist is None:
             tools = self.tools.list_tools()
             selection = Selection([t for t in tools if t.name not in state.withdrawn])

@@ -273,6 +273,13 @@ class Shortlist:
         scores = self.index.scores(query)
         return sorted(range(len(self.tools)), key=lambda i: -float(scores[i]))
 
+    def matched(self, objective: str, exact_input: str, *, request: str = "") -> int:
+        """How many tools the task's words reach: a score above 0 for the objective and
+        input, or for the user's request."""
+        task = self.index.scores(f"{objective}\n{exact_input}")
+        asked = self.index.scores(request) if request.strip() else task
+        return sum(1 for a, b in zip(task, asked, strict=True) if a > 0 or b > 0)
+
     def select(
         self,
         objective: str,

@@ -85,9 +85,11 @@ class WrittenResult(ReplyGuard):
     )
     budget = 1
     text = (
-        "Your reply is a tool's response, but no tool ran: only a tool writes its"
-        " response. Call one of the offered tools through the tool-calling interface,"
-        " or answer in plain text."
+        "{% if name %}Your reply names {{ name }} as a tool's response, but no tool ran."
+        " To call it, use the tool-calling interface, with its arguments as a JSON"
+        " object.{% else %}Your reply is a tool's response, but no tool ran: only a tool"
+        " writes its response. Call one of the offered tools through the tool-calling"
+        " interface, or answer in plain text.{% endif %}"
     )
 
     async def on_reply(self, seen: ReplySeen) -> Action:
@@ -96,10 +98,16 @@ class WrittenResult(ReplyGuard):
         that do not exist, with values it made up (2025-01-01 to 2025-03-01: "60" days).
         Its chat template shows tool messages so, and it went on the pattern. A block
         the conversation holds is a quote; a reply that explains the format (prose or a
-        fence first) is an answer."""
+        fence first) is an answer. A block that holds an offered tool's name alone
+        (`<tool_result>Instant_Cameroon_News__Retrieve_data</tool_result>`) meant to
+        call it: the note says how."""
         reply = seen.reply
         written = written_response(reply.text or "") if not reply.tool_calls else None
-        if written is None or quoted(written, seen.request):
+        if written is None:
+            return None
+        offered = {tool.name for tool in seen.request.tools}
+        name = written.strip() if written.strip() in offered else None
+        if name is None and quoted(written, seen.request):
             return None
         if seen.loop == "main" and seen.called:
             return Replace(reply=AssistantTurn(text=""))  # the results are the answer
@@ -107,10 +115,11 @@ class WrittenResult(ReplyGuard):
             return Replace(reply=AssistantTurn(text=""))
         seen.counts.add(self.name)
         if seen.loop == "main" and seen.category_for is not None:
-            named = category_named_in(written)
+            named = name or category_named_in(written)
             target = (named and seen.category_for(named)) or ANY_CATEGORY
             return Route((Leg(target, seen.text, seen.text),))
-        return AskAgain([reply.as_message(), Message(role="user", content=self.say())])
+        note = self.say(name=name or "")
+        return AskAgain([reply.as_message(), Message(role="user", content=note)])
 
 
 _RESPONSE_TAG = re.compile(

@@ -26,7 +26,7 @@ class FewTools(RequestGuard):
     loops: ClassVar[frozenset[Loop]] = frozenset({"category"})
     does = (
         "Offers a category's model at most 5 tools a call, the shortlist's best for the"
-        " task, where a small model's choice among more goes to a neighbour of the tool"
-        " it needs."
+        " task, when the task's words reach at least that many: a small model's choice"
+        " among more goes to a neighbour of the tool it needs."
     )
     tools_a_call: ClassVar[int] = 5

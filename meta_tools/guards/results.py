@@ -159,8 +159,9 @@ class RetryDeclined(ResultsGuard):
     name = "retry_declined"
     loops: ClassVar[frozenset[Loop]] = frozenset({"router"})
     does = (
-        "Runs a call its category declined in the next-ranked category that matches it"
-        " (unless `routing.retry_categories` sets how many), so that a wrong first choice"
-        " of a small main agent is mended."
+        "Runs a call its category declined in the best-ranked category that matches it,"
+        " when the ranking puts that one above the category first asked, so that a wrong"
+        " first choice of a small main agent is mended (`routing.retry_categories` sets"
+        " how many next-ranked categories are tried instead)."
     )
     budget = 1

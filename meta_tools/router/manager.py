@@ -657,12 +657,21 @@ class MetaManager(AsyncCloseable):
 
     def _next_category(self, call: CategoryCall, declined: list[str]) -> CategoryManager | None:
         """The best-ranked category for `call` that matched it, has not declined yet
-        and did not hand it on."""
+        and did not hand it on.
+
+        Under guard `retry_declined` (no `routing.retry_categories` given), only one the
+        ranking puts above the category first asked: a retry mends a wrong first choice.
+        Where the first choice was the ranking's best, its decline stands. On the tuning
+        part of the StableToolBench split (1.5B), the retries below the first choice ran
+        4 tools, none of them a gold one ("a news aggregator for Cameroon", declined by
+        the news category, ran a finance search).
+        """
         if len(declined) > self.retry_categories:
             return None
         passed = {*declined, call.handed_on_by}
+        above_first = self.routing.retry_categories is None
         for ranked in self.rank(call.text):
-            if ranked.score <= 0:
+            if ranked.score <= 0 or (above_first and ranked.category.name == declined[0]):
                 return None
             if ranked.category.name not in passed:
                 return ranked.category

@@ -74,6 +74,7 @@ SMALL_PROFILE_HARMS: dict[str, str] = {
     "test_a_spanish_user_gets_the_weekday_in_spanish": "hand_up_result",
     "test_a_wait_of_a_few_seconds_the_model_picks_runs": "hand_up_result",
     "test_a_weight_written_with_its_unit_glued_on_is_passed_as_written": "hand_up_result",
+    "test_a_tool_whose_words_the_request_does_not_use_is_offered_and_runs": "hand_up_result",
     "test_an_amount_in_millions_written_as_4_2m_is_passed_as_written": "hand_up_result",
     "test_an_average_written_in_chinese_is_the_answer": "hand_up_result",
     "test_an_average_written_in_english_is_the_answer": "hand_up_result",

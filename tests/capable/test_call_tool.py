@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from meta_tools import CategoryManager
 from meta_tools.llm import ScriptedModel
 from tests.capable.conftest import (
     TODAY,
@@ -16,6 +17,7 @@ from tests.capable.conftest import (
     calls,
     categories_asked,
     executions,
+    guarded,
     in_any_order,
     router,
     router_from_config,
@@ -493,3 +495,43 @@ async def test_a_python_snippet_runs_and_its_value_is_the_answer(profile: str | 
     assert (result.status, result.summary) == ("success", "[1, 3, 5, 9]")
     used_up(model, 2)
     assert toolbox.ran == [("run_python", {"code": code})]
+
+
+# -- a category of many tools ---------------------------------------------------------------
+OFFICE = (
+    "get_balance",
+    "list_transactions",
+    "get_revenue",
+    "convert_currency",
+    "list_files",
+    "read_file",
+    "search_files",
+    "web_search",
+    "search_news",
+    "post_message",
+    "send_email",
+    "send_sms",
+)
+
+
+async def test_a_tool_whose_words_the_request_does_not_use_is_offered_and_runs(
+    profile: str | None,
+) -> None:
+    """A user who put twelve tools in one category: "let everyone know" names none of
+    `post_message`'s words, and a capable model knows it is the one."""
+    toolbox = Toolbox()
+    posted = {"channel": "general", "text": "Lunch is here!"}
+    model = ScriptedModel(
+        [calls(("post_message", posted)), answer("Posted to #general: Lunch is here!")]
+    )
+    office = CategoryManager(
+        "Office", "Money, files, search and messages.", toolbox.tools(OFFICE), model,
+        **guarded(profile),
+    )  # fmt: skip
+    question = "Let everyone in general know: Lunch is here!"
+    result = await office.run(question, question)
+
+    assert [t.name for t in model.requests[0].tools][: len(OFFICE)] == list(OFFICE)
+    assert toolbox.ran == [("post_message", posted)]
+    assert result.summary == "Posted to #general: Lunch is here!"
+    used_up(model, 2)

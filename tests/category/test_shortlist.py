@@ -343,44 +343,69 @@ def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
 
 
 # -- guard few_tools: a small model is offered the best 5 ---------------------------------
+MONEY = {
+    "convert_currency": "Convert an amount of money from one currency to another.",
+    "currency_rates": "Today's exchange rates of a currency.",
+    "currency_history": "Past exchange rates of a currency.",
+    "currency_symbols": "The symbol and name of each currency.",
+    "crypto_currency_price": "The price of a crypto currency.",
+    "money_transfer_fee": "The fee of sending money abroad.",
+    "bank_holidays": "Bank holidays of a country.",
+}
+
+
+def money() -> list[BaseTool]:
+    return [make_tool(name, text) for name, text in {**MONEY, **TOPICS}.items()]
+
+
 async def test_a_small_model_is_offered_the_five_best_tools_and_a_capable_one_all() -> None:
-    for guards, expected in (("small", 5), ("capable", len(TOPICS))):
+    everything = [t.name for t in money()]
+    for guards, expected in (("small", 5), ("capable", len(everything))):
         model = ScriptedModel([call("convert_currency"), AssistantTurn(text="12 EUR")])
-        category = CategoryManager("All", "All tools.", catalog(), model, guards=guards)
-        assert category.shortlist is None  # 12 tools: under the category's own limit
+        category = CategoryManager("All", "All tools.", money(), model, guards=guards)
+        assert category.shortlist is None  # 18 tools: under the category's own limit
         await category.run("Convert money to another currency", "10 USD to EUR")
         first = offered(model.requests[0])
         assert len(first) == expected, guards
         # The best match first; a capable model gets every tool, in the config's order.
-        assert first[0] == "convert_currency" if guards == "small" else first == list(TOPICS)
+        assert first[0] == "convert_currency" if guards == "small" else first == everything
 
 
 async def test_a_small_model_keeps_the_category_s_lower_limit_and_its_index() -> None:
     model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
     category = CategoryManager(
-        "All", "All tools.", catalog(), model, max_tools_per_prompt=3, guards="small"
+        "All", "All tools.", money(), model, max_tools_per_prompt=3, guards="small"
     )
     base = category.shortlist
     assert base is not None
-    await category.run("Weather forecast", "Oslo")
-    await category.run("Send an email", "to Ann")
+    await category.run("Currency exchange rates", "USD")
+    await category.run("Convert money to another currency", "10 USD to EUR")
     assert all(len(offered(request)) == 3 for request in model.requests)
     assert category._few is not None and category._few[1].index is base.index
 
 
 async def test_a_tool_a_small_model_used_stays_offered_beyond_the_five() -> None:
-    oslo = {"query": "Oslo"}  # a value the task gave: no guard holds the call
+    usd = {"query": "USD"}  # a value the task gave: no guard holds the call
     model = ScriptedModel(
         [
-            AssistantTurn(tool_calls=[ToolCall(name="shorten_url", arguments=oslo)]),
-            AssistantTurn(tool_calls=[ToolCall(name="get_weather_forecast", arguments=oslo)]),
+            AssistantTurn(tool_calls=[ToolCall(name="shorten_url", arguments=usd)]),
+            AssistantTurn(tool_calls=[ToolCall(name="currency_rates", arguments=usd)]),
             AssistantTurn(text="done"),
         ]
     )
     # The first result is not handed up as the answer, so that a second round runs.
     guards = Guards("small", disable=["hand_up_result"])
-    category = CategoryManager("All", "All tools.", catalog(), model, guards=guards)
-    await category.run("Weather forecast for a city", "Oslo")
+    category = CategoryManager("All", "All tools.", money(), model, guards=guards)
+    await category.run("Currency exchange rates today", "USD")
     first, second, _ = model.requests
-    assert "shorten_url" not in offered(first)
-    assert "shorten_url" in offered(second) and "get_weather_forecast" in offered(second)
+    assert len(offered(first)) == 5 and "shorten_url" not in offered(first)
+    assert "shorten_url" in offered(second) and "currency_rates" in offered(second)
+
+
+async def test_a_small_model_is_offered_every_tool_when_the_task_names_none_of_their_words() -> (
+    None
+):
+    model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
+    category = CategoryManager("All", "All tools.", catalog(), model, guards="small")
+    await category.run("Let everyone know lunch is here", "lunch is here")
+    assert offered(model.requests[0]) == list(TOPICS)

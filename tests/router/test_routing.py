@@ -834,9 +834,15 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
         "Text", "Words in a text.", [find_in_text], model, guards=SMALL_EVERY_TURN
     )
     files = CategoryManager(
-        "Files", "Read the lines of files.", [read_lines], model, guards=SMALL_EVERY_TURN
-    )
-    result = await MetaManager([text, files], guards=SMALL_EVERY_TURN).call_tool("text", LINE_ONE)
+        "Files", "Read the lines of files such as notes.txt.", [read_lines], model,
+        guards=SMALL_EVERY_TURN,
+    )  # fmt: skip
+    meta = MetaManager([text, files], guards=SMALL_EVERY_TURN)
+    assert [r.category.name for r in meta.rank("Find line 1 of notes.txt\nnotes.txt")] == [
+        "Files",
+        "Text",
+    ]  # the first choice was not the ranking's best: the retry mends it
+    result = await meta.call_tool("text", LINE_ONE)
     assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
     assert result.remainder is None
     evaluation = model.requests[1].messages[-1].content
@@ -912,3 +918,27 @@ async def test_a_result_with_a_new_value_beside_an_empty_list_is_an_answer() -> 
     assert (result.status, result.summary) == ("success", "2025-04-15")
     evaluation = model.requests[1].messages[-1].content or ""
     assert "found nothing" not in evaluation and "The results answer the task" in evaluation
+
+
+@pytest.mark.parametrize("retry_categories", [None, 1])
+async def test_a_decline_where_the_ranking_agrees_stands_unless_retries_are_configured(
+    retry_categories: int | None,
+) -> None:
+    """Under guard `retry_declined`, a decline in the category the ranking puts first is
+    no wrong first choice to mend; `routing.retry_categories` asks for the next anyway."""
+    model = text_then_files("decline")
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="small")
+    files = CategoryManager("Files", "Read files.", [read_lines], model, guards="small")
+    routing = RoutingConfig(retry_categories=retry_categories)
+    meta = MetaManager([text, files], guards="small", routing=routing)
+    question = {"objective": "Find line 1 in a text", "exact_input": "notes.txt"}
+    assert meta.rank("Find line 1 in a text\nnotes.txt")[0].category.name == "Text"
+    result = await meta.call_tool("text", question)
+    if retry_categories is None:
+        assert (result.status, result.category, result.declined) == (
+            "no_suitable_tool",
+            "Text",
+            None,
+        )
+    else:
+        assert (result.category, result.declined) == ("Files", ["Text"])
