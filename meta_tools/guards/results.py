@@ -159,9 +159,10 @@ class RetryDeclined(ResultsGuard):
     name = "retry_declined"
     loops: ClassVar[frozenset[Loop]] = frozenset({"router"})
     does = (
-        "Runs a call its category declined in the best-ranked category that matches it,"
-        " when the ranking puts that one above the category first asked, so that a wrong"
-        " first choice of a small main agent is mended (`routing.retry_categories` sets"
-        " how many next-ranked categories are tried instead)."
+        "Runs a call its category declined in the best-ranked other category that matches"
+        " it, so that a wrong first choice of a small main agent is mended: after a"
+        " search there that found nothing, or when the ranking puts that category above"
+        " the one first asked (`routing.retry_categories` sets how many next-ranked"
+        " categories are tried instead)."
     )
     budget = 1

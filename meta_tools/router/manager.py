@@ -649,27 +649,33 @@ class MetaManager(AsyncCloseable):
                 return result
             ran = list(result.executions)
             declined.append(call.category.name)
-            following = self._next_category(call, declined)
+            # A call of it worked and found nothing: its data lacks the task's (any other
+            # category may hold it); else only a better-ranked one may (`_next_category`).
+            searched = any(e.ok for e in result.executions)
+            following = self._next_category(call, declined, searched=searched)
             if following is None:
                 return result
             spent = result.usage
             call = replace(call, category=following, resume=None)
 
-    def _next_category(self, call: CategoryCall, declined: list[str]) -> CategoryManager | None:
+    def _next_category(
+        self, call: CategoryCall, declined: list[str], *, searched: bool = False
+    ) -> CategoryManager | None:
         """The best-ranked category for `call` that matched it, has not declined yet
         and did not hand it on.
 
-        Under guard `retry_declined` (no `routing.retry_categories` given), only one the
-        ranking puts above the category first asked: a retry mends a wrong first choice.
-        Where the first choice was the ranking's best, its decline stands. On the tuning
-        part of the StableToolBench split (1.5B), the retries below the first choice ran
-        4 tools, none of them a gold one ("a news aggregator for Cameroon", declined by
-        the news category, ran a finance search).
+        Under guard `retry_declined` (no `routing.retry_categories` given), a decline
+        with no call that worked (`searched`: one worked and found nothing) is retried
+        only in a category the ranking puts above the one first asked: a retry mends a
+        wrong first choice, and where the first choice was the ranking's best, its
+        decline stands. On the tuning part of the StableToolBench split (1.5B), such
+        retries below the first choice ran 4 tools, none of them a gold one ("a news
+        aggregator for Cameroon", declined by the news category, ran a finance search).
         """
         if len(declined) > self.retry_categories:
             return None
         passed = {*declined, call.handed_on_by}
-        above_first = self.routing.retry_categories is None
+        above_first = self.routing.retry_categories is None and not searched
         for ranked in self.rank(call.text):
             if ranked.score <= 0 or (above_first and ranked.category.name == declined[0]):
                 return None

@@ -834,14 +834,11 @@ async def test_a_decline_after_a_search_that_found_nothing_runs_the_next_categor
         "Text", "Words in a text.", [find_in_text], model, guards=SMALL_EVERY_TURN
     )
     files = CategoryManager(
-        "Files", "Read the lines of files such as notes.txt.", [read_lines], model,
-        guards=SMALL_EVERY_TURN,
-    )  # fmt: skip
+        "Files", "Read the lines of files.", [read_lines], model, guards=SMALL_EVERY_TURN
+    )
     meta = MetaManager([text, files], guards=SMALL_EVERY_TURN)
-    assert [r.category.name for r in meta.rank("Find line 1 of notes.txt\nnotes.txt")] == [
-        "Files",
-        "Text",
-    ]  # the first choice was not the ranking's best: the retry mends it
+    # Text ranks first, and its search found nothing: a retry even below the first choice.
+    assert meta.rank("Find line 1 of notes.txt\nnotes.txt")[0].category.name == "Text"
     result = await meta.call_tool("text", LINE_ONE)
     assert (result.status, result.category, result.declined) == ("success", "Files", ["Text"])
     assert result.remainder is None
@@ -920,13 +917,26 @@ async def test_a_result_with_a_new_value_beside_an_empty_list_is_an_answer() -> 
     assert "found nothing" not in evaluation and "The results answer the task" in evaluation
 
 
+def declines_in_text(request: ChatRequest) -> AssistantTurn:
+    """Text declines at once; Files reads the file."""
+    if category_named(request) == "Files":
+        if has_results(request):
+            return AssistantTurn(text="Line 1 is alpha.")
+        call = ToolCall(name="read_lines", arguments={"path": "notes.txt", "first": 1})
+        return AssistantTurn(tool_calls=[call])
+    call = ToolCall(name="decline", arguments={"reason": "no tool here reads files"})
+    return AssistantTurn(tool_calls=[call])
+
+
 @pytest.mark.parametrize("retry_categories", [None, 1])
 async def test_a_decline_where_the_ranking_agrees_stands_unless_retries_are_configured(
     retry_categories: int | None,
 ) -> None:
-    """Under guard `retry_declined`, a decline in the category the ranking puts first is
-    no wrong first choice to mend; `routing.retry_categories` asks for the next anyway."""
-    model = text_then_files("decline")
+    """Under guard `retry_declined`, a decline with no call that worked, in the category
+    the ranking puts first, is no wrong first choice to mend (seen on the tuning split:
+    "a news aggregator for Cameroon", declined by the news category, ran a finance
+    search); `routing.retry_categories` asks for the next category anyway."""
+    model = ScriptedModel.from_function(declines_in_text)
     text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="small")
     files = CategoryManager("Files", "Read files.", [read_lines], model, guards="small")
     routing = RoutingConfig(retry_categories=retry_categories)
@@ -942,3 +952,16 @@ async def test_a_decline_where_the_ranking_agrees_stands_unless_retries_are_conf
         )
     else:
         assert (result.category, result.declined) == ("Files", ["Text"])
+
+
+async def test_a_decline_in_a_category_ranked_below_another_runs_the_better_one() -> None:
+    model = ScriptedModel.from_function(declines_in_text)
+    text = CategoryManager("Text", "Words in a text.", [find_in_text], model, guards="small")
+    files = CategoryManager(
+        "Files", "Read the lines of files.", [read_lines], model, guards="small"
+    )
+    meta = MetaManager([text, files], guards="small")
+    question = {"objective": "Read line 1 of the file", "exact_input": "notes.txt"}
+    assert meta.rank("Read line 1 of the file\nnotes.txt")[0].category.name == "Files"
+    result = await meta.call_tool("text", question)
+    assert (result.category, result.declined) == ("Files", ["Text"])
