@@ -679,3 +679,14 @@ async def test_a_tool_s_name_written_as_its_response_is_answered_with_how_to_cal
     assert result.status == "success" and "6" in result.for_agent()
     note = model.requests[1].messages[-1].content
     assert note.startswith("Your reply names multiply as a tool's response, but no tool ran.")
+
+
+async def test_a_category_model_that_recites_its_earlier_tasks_is_asked_again() -> None:
+    # Seen with the 1.5B in one long chat: the dates category replied with its own
+    # `<past_runs>` block, which went back to the main agent as a decline.
+    recited = "<past_runs>\nEarlier tasks of this category in this session: - 2 + 2 → 4"
+    model = ScriptedModel([say(recited), call("multiply", a=17, b=23)])
+    maths = CategoryManager("Math & Units", "Arithmetic.", [add, multiply], model, guards="small")
+    result = await maths.run("multiply 17 by 23", "17 * 23")
+    assert result.status == "success" and "391" in result.for_agent()
+    assert model.requests[1].messages[-1].content.startswith("Your reply repeats the earlier")

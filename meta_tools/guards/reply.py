@@ -78,18 +78,21 @@ class WrittenResult(ReplyGuard):
     name = "written_result"
     loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main"})
     does = (
-        "Takes a reply that is a tool's response the model wrote itself (`<tool_response>`)"
-        " as no answer, since no tool ran: the main agent runs the category it names (else"
-        " the best-ranked one) for the message, or answers with the results it has; a"
+        "Takes a reply that is a tool's response the model wrote itself (`<tool_response>`,"
+        " `<tool_result>`) or the earlier tasks its prompt showed (`<past_runs>`) as no"
+        " answer, since no tool ran: the main agent runs the category it names (else the"
+        " best-ranked one) for the message, or answers with the results it has; a"
         " category is asked again."
     )
     budget = 1
     text = (
         "{% if name %}Your reply names {{ name }} as a tool's response, but no tool ran."
         " To call it, use the tool-calling interface, with its arguments as a JSON"
-        " object.{% else %}Your reply is a tool's response, but no tool ran: only a tool"
-        " writes its response. Call one of the offered tools through the tool-calling"
-        " interface, or answer in plain text.{% endif %}"
+        " object.{% elif past %}Your reply repeats the earlier tasks, which are context"
+        " only. Do this task: call one of the offered tools through the tool-calling"
+        " interface, or answer in plain text.{% else %}Your reply is a tool's response,"
+        " but no tool ran: only a tool writes its response. Call one of the offered tools"
+        " through the tool-calling interface, or answer in plain text.{% endif %}"
     )
 
     async def on_reply(self, seen: ReplySeen) -> Action:
@@ -102,12 +105,14 @@ class WrittenResult(ReplyGuard):
         (`<tool_result>Instant_Cameroon_News__Retrieve_data</tool_result>`) meant to
         call it: the note says how."""
         reply = seen.reply
-        written = written_response(reply.text or "") if not reply.tool_calls else None
-        if written is None:
+        text = "" if reply.tool_calls else (reply.text or "")
+        past = _PAST_RUNS.match(text) is not None  # the loop's own fence: never a quote
+        written = written_response(text)
+        if written is None and not past:
             return None
         offered = {tool.name for tool in seen.request.tools}
-        name = written.strip() if written.strip() in offered else None
-        if name is None and quoted(written, seen.request):
+        name = written.strip() if written and written.strip() in offered else None
+        if written is not None and name is None and quoted(written, seen.request):
             return None
         if seen.loop == "main" and seen.called:
             return Replace(reply=AssistantTurn(text=""))  # the results are the answer
@@ -115,10 +120,10 @@ class WrittenResult(ReplyGuard):
             return Replace(reply=AssistantTurn(text=""))
         seen.counts.add(self.name)
         if seen.loop == "main" and seen.category_for is not None:
-            named = name or category_named_in(written)
+            named = name or category_named_in(written or "")
             target = (named and seen.category_for(named)) or ANY_CATEGORY
             return Route((Leg(target, seen.text, seen.text),))
-        note = self.say(name=name or "")
+        note = self.say(name=name or "", past=past and written is None)
         return AskAgain([reply.as_message(), Message(role="user", content=note)])
 
 
@@ -128,6 +133,9 @@ _RESPONSE_TAG = re.compile(
     r"\s*(?:</tool_response>|</tool_result>|<\|im_end\|>|\[/TOOL_RESULTS\]|\Z)",
     re.DOTALL,
 )
+
+
+_PAST_RUNS = re.compile(r"\A\s*<past_runs>")
 
 
 def written_response(text: str) -> str | None:
