@@ -214,7 +214,10 @@ E2E_MODEL = "Qwen2.5-Coder-Instruct 1.5B, GGUF Q4_K_M, llama.cpp `llama-server`,
 POOLED = ("37b4ae8", "001c8b9", "458c575", "99a4c57")
 #: Routing 3: the held-out test sample (36 queries, 6 a subset, seed 0); retrieval run once
 #: as the baseline, the hierarchy per change (with the profile the router chooses).
-ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "43f2c77"
+ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "755fbd9"
+#: The hierarchy's previous run on the same sample, shown beside it (before `few_tools` and
+#: the retry rule).
+ROUTING3_BEFORE = "43f2c77"
 """The large-catalog runs pooled into one sample of 99 queries (seeds 0, 1 and 2)."""
 
 
@@ -294,9 +297,13 @@ def held_out_table() -> str:
     """Routing 3 on the held-out test sample: precision, completion and cost, and where
     each side's LLM calls went (a query's average)."""
     sides = {}
-    for commit, side in ((ROUTING3_HIERARCHY, "hierarchy"), (ROUTING3_RETRIEVAL, "retrieval")):
+    for label, commit, side in (
+        ("hierarchy", ROUTING3_HIERARCHY, "hierarchy"),
+        ("hierarchy, before", ROUTING3_BEFORE, "hierarchy"),
+        ("retrieval", ROUTING3_RETRIEVAL, "retrieval"),
+    ):
         run = _run("e2e", commit, "catalog")
-        sides[side] = (run, run["catalog"]["sides"][side])
+        sides[label] = (run, run["catalog"]["sides"][side])
     rows = [
         [side, s["tasks"], f"{round(s['accuracy'] * s['tasks'])}", f"{s['first_call_right']:.0%}",
          f"{s['all_gold_ran']:.0%}", f"{s['wrong_calls']:.2f}", f"{s['tool_calls']:.2f}",
@@ -374,8 +381,8 @@ def ranking_table() -> str:
 #: calls written as text (`text_calls`, `unread_call`): the code each ran on.
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 #: The demo set with no guards section (the router chose `small` by the model's name),
-#: after the hand-ups of issue 56.
-GUARDS_CHOSEN = "43f2c77"
+#: after the hand-ups of issue 56, task by task and as one conversation (`--conversation`).
+GUARDS_CHOSEN = "755fbd9"
 
 
 def demo_table() -> str:
@@ -386,9 +393,12 @@ def demo_table() -> str:
     unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
     reading = _run("e2e", GUARDS_READING, "demo")
     chosen = _run("e2e", GUARDS_CHOSEN, "demo")
+    talk = _run("e2e", GUARDS_CHOSEN, "demo_conversation")
+    talk["demo"] = talk["demo_conversation"]
     rows = []
     for label, run, side in (
         ("1.5B, hierarchy, no guards section: `small` chosen by its name", chosen, "hierarchy"),
+        ("1.5B, the same, the 45 tasks as one chat (`--conversation`)", talk, "hierarchy"),
         ("1.5B, hierarchy, guard profile `small` (before the hand-ups)", guarded, "hierarchy"),
         ("1.5B, hierarchy, `capable` + `text_calls`, `unread_call`", reading, "hierarchy"),
         ("1.5B, hierarchy, guard profile `capable`", unguarded, "hierarchy"),

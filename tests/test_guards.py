@@ -690,3 +690,13 @@ async def test_a_category_model_that_recites_its_earlier_tasks_is_asked_again() 
     result = await maths.run("multiply 17 by 23", "17 * 23")
     assert result.status == "success" and "391" in result.for_agent()
     assert model.requests[1].messages[-1].content.startswith("Your reply repeats the earlier")
+
+
+@pytest.mark.parametrize(("guards", "shown"), [("small", 2), ("capable", 3)])
+async def test_a_small_main_agent_is_shown_the_last_two_questions(guards: str, shown: int) -> None:
+    main = ScriptedModel([say(f"Answer {i}.") for i in range(4)])
+    agent = MainAgent(main, maths_router(ScriptedModel([])), guards=guards)
+    for i in range(4):
+        await agent.ask(f"Question {i}?")
+    asked = [m.content for m in main.requests[3].messages if m.role == "user"]
+    assert asked == [f"Question {i}?" for i in range(3 - shown, 4)]
