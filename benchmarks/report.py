@@ -381,7 +381,7 @@ def ranking_table() -> str:
 #: calls written as text (`text_calls`, `unread_call`): the code each ran on.
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 #: The demo set with no guards section (the router chose `small` by the model's name),
-#: after the hand-ups of issue 56, task by task and as one conversation (`--conversation`).
+#: after the hand-ups of issue 56.
 GUARDS_CHOSEN = "755fbd9"
 
 
@@ -393,12 +393,9 @@ def demo_table() -> str:
     unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
     reading = _run("e2e", GUARDS_READING, "demo")
     chosen = _run("e2e", GUARDS_CHOSEN, "demo")
-    talk = _run("e2e", GUARDS_CHOSEN, "demo_conversation")
-    talk["demo"] = talk["demo_conversation"]
     rows = []
     for label, run, side in (
         ("1.5B, hierarchy, no guards section: `small` chosen by its name", chosen, "hierarchy"),
-        ("1.5B, the same, the 45 tasks as one chat (`--conversation`)", talk, "hierarchy"),
         ("1.5B, hierarchy, guard profile `small` (before the hand-ups)", guarded, "hierarchy"),
         ("1.5B, hierarchy, `capable` + `text_calls`, `unread_call`", reading, "hierarchy"),
         ("1.5B, hierarchy, guard profile `capable`", unguarded, "hierarchy"),

@@ -700,3 +700,29 @@ async def test_a_small_main_agent_is_shown_the_last_two_questions(guards: str, s
         await agent.ask(f"Question {i}?")
     asked = [m.content for m in main.requests[3].messages if m.role == "user"]
     assert asked == [f"Question {i}?" for i in range(3 - shown, 4)]
+
+
+async def test_an_earlier_tool_message_copied_whole_is_no_quote() -> None:
+    # Seen with the 1.5B in one long chat: a new question answered with an earlier
+    # category's response, copied from the history.
+    category = ScriptedModel(
+        [call("multiply", a=17, b=23), say("17 * 23 = 391."), call("add", a=2, b=2), say("4")]
+    )
+
+    def main_model(request: ChatRequest) -> AssistantTurn:
+        last = request.messages[-1]
+        if last.role == "tool":
+            return say("391." if "17" in last.content else "2 + 2 is 4.")
+        if last.content == "What is 17 * 23?":
+            arguments = {"objective": "multiply", "exact_input": "17 * 23"}
+            return AssistantTurn(tool_calls=[ToolCall(name="math_units", arguments=arguments)])
+        earlier = next(m.content for m in request.messages if m.role == "tool")
+        return say(f"<tool_response>\n{earlier}\n</tool_response>")
+
+    main = ScriptedModel.from_function(main_model)
+    guards = Guards("small", disable=["results_as_answer"])
+    agent = MainAgent(main, maths_router(category), guards=guards)
+    assert await agent.ask("What is 17 * 23?") == "391."
+    assert await agent.ask("What is 2 + 2?") == "2 + 2 is 4."
+    routed = main.requests[-1].messages
+    assert routed[-2].tool_calls[0].name == "math_units" and "4" in routed[-1].content

@@ -147,10 +147,14 @@ def written_response(text: str) -> str | None:
 
 
 def quoted(body: str, request: ChatRequest) -> bool:
-    """Whether `body` is the content of a message of the conversation (a quote)."""
+    """Whether `body` is in a user's message of the conversation (a quote of what the user
+    pasted). A copy of an earlier tool message is no quote: seen with the 1.5B in one long
+    chat, it answered new questions with earlier results copied whole."""
     squeezed = " ".join(body.split())
     return bool(squeezed) and any(
-        squeezed in " ".join((message.content or "").split()) for message in request.messages
+        squeezed in " ".join((message.content or "").split())
+        for message in request.messages
+        if message.role == "user"
     )
 
 
