@@ -692,16 +692,6 @@ async def test_a_category_model_that_recites_its_earlier_tasks_is_asked_again() 
     assert model.requests[1].messages[-1].content.startswith("Your reply repeats the earlier")
 
 
-@pytest.mark.parametrize(("guards", "shown"), [("small", 2), ("capable", 3)])
-async def test_a_small_main_agent_is_shown_the_last_two_questions(guards: str, shown: int) -> None:
-    main = ScriptedModel([say(f"Answer {i}.") for i in range(4)])
-    agent = MainAgent(main, maths_router(ScriptedModel([])), guards=guards)
-    for i in range(4):
-        await agent.ask(f"Question {i}?")
-    asked = [m.content for m in main.requests[3].messages if m.role == "user"]
-    assert asked == [f"Question {i}?" for i in range(3 - shown, 4)]
-
-
 async def test_an_earlier_tool_message_copied_whole_is_no_quote() -> None:
     # Seen with the 1.5B in one long chat: a new question answered with an earlier
     # category's response, copied from the history.

@@ -235,14 +235,8 @@ class MainAgent:
         the best-ranked ones for `text` (and those the conversation used) in rank
         order, and `any_category`.
         """
-        return self._request([*self.history(), Message(role="user", content=text)], text)
-
-    def history(self) -> list[Message]:
-        """The earlier questions a request shows, with their calls and results: all this
-        agent keeps (`history_turns`), or the last few under guard `few_turns`."""
-        shown = self.guards.turns_shown()
-        turns = list(self._turns)[-shown:] if shown else self._turns
-        return [message for past in turns for message in past]
+        history = [message for past in self._turns for message in past]
+        return self._request([*history, Message(role="user", content=text)], text)
 
     def _request(self, messages: list[Message], text: str) -> ChatRequest:
         tools = self.meta.tool_definitions(text, include=self._used)

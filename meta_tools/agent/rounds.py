@@ -64,7 +64,7 @@ class MainRound:
         self.on_step = on_step
         self.guards: Guards = agent.guards
         self.counts = GuardCounts()
-        self.history = agent.history()
+        self.history = [message for past in agent._turns for message in past]
         self.system = Message(role="system", content=agent.instructions)
         self.tools = tools
         self.turn = [Message(role="user", content=text)]

@@ -49,7 +49,7 @@ from .reply import (
     hint_small_profile,
     writes_calls_as_text,
 )
-from .request import FewTools, FewTurns
+from .request import FewTools
 from .results import (
     EachResult,
     FoundNothing,
@@ -68,7 +68,6 @@ ProfileName = Literal["capable", "small"]
 
 ALL: tuple[type[Guard], ...] = (
     FewTools,
-    FewTurns,
     TextCalls,
     UnreadCall,
     WrittenResult,
@@ -313,12 +312,6 @@ class Guards:
         None for the category's own limits."""
         guard = self._in_force(FewTools)
         return None if guard is None else guard.tools_a_call
-
-    def turns_shown(self) -> int | None:
-        """How many earlier questions a main agent's request shows (guard `few_turns`), or
-        None for all the agent keeps."""
-        guard = self._in_force(FewTurns)
-        return None if guard is None else guard.turns_shown
 
     def retries(self) -> int:
         """How many other categories a declined call is tried in (guard `retry_declined`)."""

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from .base import Guard, Loop, Stage
 
-__all__ = ["FewTools", "FewTurns", "RequestGuard"]
+__all__ = ["FewTools", "RequestGuard"]
 
 
 class RequestGuard(Guard):
@@ -30,19 +30,3 @@ class FewTools(RequestGuard):
         " among more goes to a neighbour of the tool it needs."
     )
     tools_a_call: ClassVar[int] = 5
-
-
-class FewTurns(RequestGuard):
-    """Seen with the 1.5B asked the 45 demo tasks as one chat (`--conversation`): with
-    every earlier question in its request, it answered later ones in the shape of earlier
-    results ("Math & Units: calculate: {...}") with values no call returned, or with
-    nothing; asked one by one it solved 39."""
-
-    name = "few_turns"
-    loops: ClassVar[frozenset[Loop]] = frozenset({"main"})
-    does = (
-        "Shows a main agent's model the last 2 questions of the conversation, with their"
-        " calls and results, not all it keeps (`history_turns`): a small model copies the"
-        " shape and values of earlier answers into new ones."
-    )
-    turns_shown: ClassVar[int] = 2

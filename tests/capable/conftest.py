@@ -46,8 +46,6 @@ SMALL_PROFILE_HARMS: dict[str, str] = {
     # A reply that is a `<tool_response>` block is taken as one the model made up: no tool
     # ran, so the category it names (else the best-ranked one) runs for the message.
     "test_a_tool_response_block_the_user_asked_for_is_the_answer": "written_result",
-    # The main agent's model is shown the last 2 questions, not the first of four.
-    "test_a_question_about_the_first_of_four_earlier_ones_is_answered_from_it": "few_turns",
     # The fifth category call of one reply is answered "not run".
     "test_five_categories_called_in_one_reply_all_run": "round_cap",
     # A decline is run again in the best-ranked other category.

@@ -147,23 +147,6 @@ async def test_a_tool_response_block_the_user_asked_for_is_the_answer(
     assert categories_asked(meta) == {} and toolbox.ran == []
 
 
-async def test_a_question_about_the_first_of_four_earlier_ones_is_answered_from_it(
-    profile: str | None,
-) -> None:
-    toolbox = Toolbox()
-    replies = ["Noted: 42.", "Noted: 7.", "Noted: 13.", "The first number was 42."]
-    main = ScriptedModel([answer(text) for text in replies])
-    meta = router(toolbox, {}, profile=profile)
-    friday = agent(main, meta, profile=profile)
-    for number in ("42", "7", "13"):
-        await friday.ask(f"Remember the number {number}.")
-    assert await friday.ask("Which number did I give you first?") == "The first number was 42."
-    shown = [m.content for m in main.requests[3].messages if m.role == "user"]
-    assert shown[0] == "Remember the number 42."  # the model was shown the first question
-    used_up(main, 4)
-    assert categories_asked(meta) == {} and toolbox.ran == []
-
-
 async def test_a_one_word_answer_naming_a_category_is_the_answer(profile: str | None) -> None:
     toolbox = Toolbox()
     main = ScriptedModel([answer("Weather.")])
