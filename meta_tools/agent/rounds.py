@@ -118,16 +118,7 @@ class MainRound:
             return None
         if first and returned and self.guards.acts_at("results"):
             calls = [call for message in exchange for call in message.tool_calls]
-            seen = ResultsSeen(
-                "main",
-                self.counts,
-                text=self.text,
-                calls=calls,
-                returned=returned,
-                first_round=True,
-                new_results=len(returned),
-            )
-            if self.guards.on_results(seen).stop:
+            if self.guards.on_results(self._seen(calls, returned, first_round=True)).stop:
                 self.turn.extend(exchange)
                 return Finish("")  # the results are the answer: no call to restate them
         return Again(exchange)
@@ -191,7 +182,28 @@ class MainRound:
         return self._only_repeats
 
     def results_seen(self, batch: Batch, only_repeats: bool) -> ResultsSeen:
-        meta, before = self.agent.meta, len(self.results)
+        return self._seen(
+            self._calls,
+            self._returned,
+            first_round=not self.results,
+            only_repeats=only_repeats,
+            held=self._held,
+            over=self._over,
+        )
+
+    def _seen(
+        self,
+        calls: list[ToolCall],
+        returned: dict[str, CategoryResult],
+        *,
+        first_round: bool,
+        only_repeats: bool = False,
+        held: dict[str, str] | None = None,
+        over: list[ToolCall] | None = None,
+    ) -> ResultsSeen:
+        """What the results stage's guards see of category calls that came back: a round
+        of the model's, or the router's own (`route`)."""
+        meta = self.agent.meta
 
         def best_other(text: str, category: str) -> str | None:
             ranked = (r for r in meta.rank(text) if r.score > 0 and r.category.name != category)
@@ -202,12 +214,12 @@ class MainRound:
             self.counts,
             only_repeats,
             text=self.text,
-            calls=self._calls,
-            held=self._held,
-            over=self._over,
-            returned=self._returned,
-            first_round=before == 0,
-            new_results=len(self._returned),
+            calls=calls,
+            held=held or {},
+            over=over or [],
+            returned=returned,
+            first_round=first_round,
+            new_results=len(returned),
             best_other=best_other,
         )
 

@@ -313,6 +313,12 @@ class Guards:
         guard = self._in_force(FewTools)
         return None if guard is None else guard.tools_a_call
 
+    def retry_only_above(self, searched: bool) -> bool:
+        """Whether a decline is retried only in a category ranked above the one first
+        asked (guard `retry_declined`): yes, unless a call there worked and found
+        nothing (`searched`: its data lacks the task's, any other category may hold it)."""
+        return self._in_force(RetryDeclined) is not None and not searched
+
     def retries(self) -> int:
         """How many other categories a declined call is tried in (guard `retry_declined`)."""
         guard = self._in_force(RetryDeclined)

@@ -649,9 +649,7 @@ class MetaManager(AsyncCloseable):
                 return result
             ran = list(result.executions)
             declined.append(call.category.name)
-            # A call of it worked and found nothing: its data lacks the task's (any other
-            # category may hold it); else only a better-ranked one may (`_next_category`).
-            searched = any(e.ok for e in result.executions)
+            searched = any(e.ok for e in result.executions)  # and found nothing
             following = self._next_category(call, declined, searched=searched)
             if following is None:
                 return result
@@ -664,18 +662,19 @@ class MetaManager(AsyncCloseable):
         """The best-ranked category for `call` that matched it, has not declined yet
         and did not hand it on.
 
-        Under guard `retry_declined` (no `routing.retry_categories` given), a decline
-        with no call that worked (`searched`: one worked and found nothing) is retried
-        only in a category the ranking puts above the one first asked: a retry mends a
-        wrong first choice, and where the first choice was the ranking's best, its
-        decline stands. On the tuning part of the StableToolBench split (1.5B), such
-        retries below the first choice ran 4 tools, none of them a gold one ("a news
-        aggregator for Cameroon", declined by the news category, ran a finance search).
+        Under guard `retry_declined` (no `routing.retry_categories` given), only one
+        ranked above the category first asked, unless a call there worked and found
+        nothing (`Guards.retry_only_above`). On the tuning part of the StableToolBench
+        split (1.5B), retries below the first choice ran 4 tools, none of them a gold
+        one ("a news aggregator for Cameroon", declined by the news category, ran a
+        finance search).
         """
         if len(declined) > self.retry_categories:
             return None
         passed = {*declined, call.handed_on_by}
-        above_first = self.routing.retry_categories is None and not searched
+        above_first = self.routing.retry_categories is None and self.guards.retry_only_above(
+            searched
+        )
         for ranked in self.rank(call.text):
             if ranked.score <= 0 or (above_first and ranked.category.name == declined[0]):
                 return None
