@@ -671,6 +671,30 @@ async def test_a_tool_s_name_written_as_its_response_is_answered_with_how_to_cal
     assert note.startswith("Your reply names multiply as a tool's response, but no tool ran.")
 
 
+async def test_a_tool_that_requires_nothing_named_as_its_response_is_called() -> None:
+    # Seen with the 1.5B on the tuning split: `<tool_result>Retrieve_data</tool_result>`
+    # (a news tool whose parameters are all optional), again after each note.
+    fetched: list[str] = []
+
+    @tool
+    def latest_news(page: str = "1") -> str:
+        """Latest news titles."""
+        fetched.append(page)
+        return "Title: Rain in Douala"
+
+    model = ScriptedModel([say("<tool_result>latest_news</tool_result>"), say("Rain in Douala.")])
+    news = CategoryManager("News", "News.", [latest_news, multiply], model, guards="small")
+    result = await news.run("latest news", "Cameroon")
+    assert fetched == ["1"] and result.status == "success"
+    assert "Rain in Douala" in result.for_agent()
+    capable = ScriptedModel([say("<tool_result>latest_news</tool_result>")])
+    news = CategoryManager("News", "News.", [latest_news, multiply], capable)
+    assert (await news.run("latest news", "Cameroon")).summary == (
+        "<tool_result>latest_news</tool_result>"
+    )
+    assert fetched == ["1"]
+
+
 async def test_a_category_model_that_recites_its_earlier_tasks_is_asked_again() -> None:
     # Seen with the 1.5B in one long chat: the dates category replied with its own
     # `<past_runs>` block, which went back to the main agent as a decline.

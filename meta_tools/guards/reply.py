@@ -10,7 +10,14 @@ from typing import ClassVar
 
 from ..llm.recovery import arecover_turn, bare_name, is_empty_reply, looks_like_call, nudge
 from ..llm.text_calls import TextCalls as WrittenCalls
-from ..llm.types import ANY_CATEGORY, AssistantTurn, ChatRequest, Message, ToolDefinition
+from ..llm.types import (
+    ANY_CATEGORY,
+    AssistantTurn,
+    ChatRequest,
+    Message,
+    ToolCall,
+    ToolDefinition,
+)
 from ..support.text import sentence
 from .base import Action, AskAgain, Guard, Leg, Loop, Replace, Route, Stage
 from .main_checks import told_to_use
@@ -82,7 +89,8 @@ class WrittenResult(ReplyGuard):
         " `<tool_result>`) or the earlier tasks its prompt showed (`<past_runs>`) as no"
         " answer, since no tool ran: the main agent runs the category it names (else the"
         " best-ranked one) for the message, or answers with the results it has; a"
-        " category is asked again."
+        " category calls the tool it names when that requires nothing, else is asked"
+        " again."
     )
     budget = 1
     text = (
@@ -103,7 +111,8 @@ class WrittenResult(ReplyGuard):
         the conversation holds is a quote; a reply that explains the format (prose or a
         fence first) is an answer. A block that holds an offered tool's name alone
         (`<tool_result>Instant_Cameroon_News__Retrieve_data</tool_result>`) meant to
-        call it: the note says how."""
+        call it: a tool that requires nothing is called (the 1.5B wrote that block again
+        after each note), another's note says how."""
         reply = seen.reply
         text = "" if reply.tool_calls else (reply.text or "")
         past = _PAST_RUNS.match(text) is not None  # the loop's own fence: never a quote
@@ -123,6 +132,8 @@ class WrittenResult(ReplyGuard):
             named = name or category_named_in(written or "")
             target = (named and seen.category_for(named)) or ANY_CATEGORY
             return Route((Leg(target, seen.text, seen.text),))
+        if name is not None and seen.loop == "category" and not _required(name, seen.request):
+            return Replace(reply=AssistantTurn(tool_calls=[ToolCall(name=name)], recovered=1))
         note = self.say(name=name or "", past=past and written is None)
         return AskAgain([reply.as_message(), Message(role="user", content=note)])
 
@@ -156,6 +167,13 @@ def quoted(body: str, request: ChatRequest) -> bool:
         for message in request.messages
         if message.role == "user"
     )
+
+
+def _required(name: str, request: ChatRequest) -> list[str]:
+    """The parameters the offered tool `name` requires."""
+    tool = next(tool for tool in request.tools if tool.name == name)
+    required = tool.parameters.get("required") or []
+    return [str(key) for key in required] if isinstance(required, list) else ["?"]
 
 
 def category_named_in(body: str) -> str | None:

@@ -172,19 +172,27 @@ def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) 
     was `read`, and the files category called `read(path, start_line, max_lines)`;
     told `did you mean 'read_file'?`, it declined. A name that several tools hold, or
     arguments another tool's schema would take, mean none: the model is told instead.
+
+    A name of two words or more that every fitting tool's name starts with is a
+    family's (a service's) name: it means the first of them offered, the best-ranked.
+    Seen with the 1.5B: `dna2protein` with `{"dna": ...}`, where `dna2protein__DNA2AminoAcid`
+    and `dna2protein__DNA2mRNA` both take `dna`; told the name was not offered, it declined.
     """
     found = offered_name(name, offered)
     if found is not None or not isinstance(arguments, dict) or not arguments:
         return found
-    words = set(_words(name))
+    words = _words(name)
     fitting = [
         tool
         for tool, schema in offered.items()
         if tool not in RESERVED_TOOL_NAMES
-        and words <= set(_words(tool))
+        and set(words) <= set(_words(tool))
         and _fits(arguments, schema)
     ]
-    return fitting[0] if words and len(fitting) == 1 else None
+    if not words or not fitting:
+        return None
+    family = len(words) >= 2 and all(_words(tool)[: len(words)] == words for tool in fitting)
+    return fitting[0] if len(fitting) == 1 or family else None
 
 
 def _judge(

@@ -508,6 +508,37 @@ def test_a_short_name_that_several_tools_or_none_could_mean_is_not_guessed(
     assert meant_tool(name, arguments, FILE_TOOLS) is None
 
 
+DNA_TOOLS = {  # in the order a category offered them, best-ranked first
+    "dna2protein__DNA2AminoAcid": _schema("dna"),
+    "dna2protein__mRNA2DNA": _schema("mRNA"),
+    "dna2protein__DNA2mRNA": _schema("dna"),
+}
+
+
+def test_a_service_s_name_means_its_best_ranked_tool_the_arguments_fit() -> None:
+    """Seen with the 1.5B on the tuning split: `dna2protein` with `{"dna": ...}`; told
+    the name was not offered, it declined. Two of the service's tools take `dna`."""
+    dna = {"dna": "ATCGCTAGTACG"}
+    assert meant_tool("dna2protein", dna, DNA_TOOLS) == "dna2protein__DNA2AminoAcid"
+    reordered = dict(reversed(DNA_TOOLS.items()))
+    assert meant_tool("dna2protein", dna, reordered) == "dna2protein__DNA2mRNA"
+    assert meant_tool("dna2protein", {"mRNA": "UACG"}, DNA_TOOLS) == "dna2protein__mRNA2DNA"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("dna", {"dna": "ATCG"}),  # one word: no service's name
+        ("protein_dna", {"dna": "ATCG"}),  # every word in both, but neither starts so
+        ("dna2protein", {"sequence": "ATCG"}),  # no tool takes `sequence`
+    ],
+)
+def test_a_name_no_family_of_tools_starts_with_is_not_guessed_between_them(
+    name: str, arguments: object
+) -> None:
+    assert meant_tool(name, arguments, DNA_TOOLS) is None
+
+
 @pytest.mark.anyio
 async def test_a_short_name_runs_its_tool_in_a_whole_run() -> None:
     read: list[str] = []

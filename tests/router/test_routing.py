@@ -681,6 +681,25 @@ async def test_a_call_to_a_category_that_does_not_exist_goes_where_any_category_
     assert '"category":"Weather"' in reply.content and "Found it." in reply.content
 
 
+@pytest.mark.parametrize("guards", ["capable", SMALL_EVERY_TURN])
+async def test_any_category_reaching_a_category_called_for_the_same_task_runs_once(
+    guards: Guards | str,
+) -> None:
+    # Seen with the 1.5B: `entertainment` and `any_category` in one reply for the same
+    # message; `any_category` reached `entertainment`, which ran the same tool twice.
+    task = {"objective": "The forecast for Paris", "exact_input": "Paris"}
+    calls = [ToolCall(name="weather", arguments=task), ToolCall(name=ANY_CATEGORY, arguments=task)]
+    main = ScriptedModel([AssistantTurn(tool_calls=calls), AssistantTurn(text="Done.")])
+    categories = _category_run()
+    agent = MainAgent(main, world(categories, guards=guards))
+    assert await agent.ask("What is the forecast for Paris?") == "Done."
+    assert [category_named(r) for r in categories.requests] == ["Weather", "Weather"]
+    assert not has_results(categories.requests[0]) and has_results(categories.requests[1])
+    replies = [m for m in main.requests[1].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in replies] == [c.id for c in calls]
+    assert replies[0].content == replies[1].content and "Found it." in replies[0].content
+
+
 async def test_a_call_no_category_fits_is_answered_with_an_error_and_runs_nothing() -> None:
     call = ToolCall(name="teleport", arguments={"to": "Mars"})
     main, categories = _main_calls(call), _category_run()
