@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from meta_tools.guards import ALL
 from tests.cli.test_first_hour import no_key_env
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -93,3 +94,8 @@ def test_the_readme_stays_short_and_its_test_command_is_the_one_ci_runs() -> Non
     assert 'pip install -e ".[dev]"\npython -m pytest -q\n' in text
     assert 'pip install -e ".[dev]"\n' in ci
     assert "\npython -m pytest -q\n" in ci
+
+
+def test_the_readme_counts_the_guards_there_are() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"The router has {len(ALL)} *guards*" in text

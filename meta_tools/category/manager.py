@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -226,13 +227,9 @@ class CategoryManager:
         if self._few is not None and self._few[0] == few:
             return self._few[1]
         base, policy = self.shortlist, self._shortlist_policy
-        shortlist = Shortlist(
-            self.tools.list_tools(),
-            max_tools=min(few, policy.max_tools),
-            max_chars=policy.max_chars,
-            pinned=policy.pinned,
-            abstain_below=policy.abstain_below,
-            index=None if base is None else base.index,
+        fewer = replace(policy, max_tools=min(few, policy.max_tools))
+        shortlist = fewer.shortlist(
+            self.tools.list_tools(), index=None if base is None else base.index
         )
         self._few = (few, shortlist)
         return shortlist

@@ -387,10 +387,15 @@ class ShortlistPolicy:
             tools, max_tools=self.max_tools, max_chars=self.max_chars
         ):
             return None
+        return self.shortlist(tools)
+
+    def shortlist(self, tools: Sequence[BaseTool], *, index: ToolIndex | None = None) -> Shortlist:
+        """A shortlist over `tools` with these limits, on `index` when one is built."""
         return Shortlist(
             tools,
             max_tools=self.max_tools,
             max_chars=self.max_chars,
             pinned=self.pinned,
             abstain_below=self.abstain_below,
+            index=index,
         )
