@@ -53,6 +53,7 @@ from .report import (
     RESULTS,
     Checkpoint,
     checkpoint,
+    current_commit,
     kept_rows,
     machine,
     store,
@@ -427,6 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or RESULTS / "bfcl.json"
     record: dict[str, Any] = {
         "model": args.model,
+        "commit": current_commit(),  # the code that runs: others may land during a sitting
         "base_url": args.base_url,
         "quantisation": args.quantisation,
         "machine": machine(),

@@ -480,6 +480,9 @@ def test_the_command_sends_the_plain_side_without_recovery_and_stores_rows_as_th
     from benchmarks.bfcl_data import load_entries
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    # The code that runs is the commit at the start: a sitting of hours sees others land.
+    monkeypatch.setattr("benchmarks.bfcl.current_commit", lambda: "aaaaaaa")
+    monkeypatch.setattr("benchmarks.report.current_commit", lambda: "bbbbbbb")
     (entry,) = sample(load_entries("simple_python"), 1, 7).entries
     ((name, arguments),) = first_answer(entry)
     (offered,) = tool_names([name])
@@ -498,7 +501,8 @@ def test_the_command_sends_the_plain_side_without_recovery_and_stores_rows_as_th
     argv += ["--categories", "simple", "--limit", "1", "--seed", "7", "--out", str(out)]
     argv += ["--log", str(log), "--quantisation", "Q4_K_M"]
     assert main(argv) == 0
-    stored = json.loads(out.read_text())["runs"]["fake"]
+    (stored,) = json.loads(out.read_text())["runs"].values()
+    assert stored["commit"] == "aaaaaaa"
     assert (stored["quantisation"], stored["seed"], stored["limit"]) == ("Q4_K_M", 7, 1)
     assert stored["bfcl_eval"] and stored["differences"]
     direct = stored["direct"]
