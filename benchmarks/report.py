@@ -214,10 +214,11 @@ E2E_MODEL = "Qwen2.5-Coder-Instruct 1.5B, GGUF Q4_K_M, llama.cpp `llama-server`,
 POOLED = ("37b4ae8", "001c8b9", "458c575", "99a4c57")
 #: Routing 3: the held-out test sample (36 queries, 6 a subset, seed 0); retrieval run once
 #: as the baseline, the hierarchy per change (with the profile the router chooses).
-ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "755fbd9"
-#: The hierarchy's previous run on the same sample, shown beside it (before `few_tools` and
-#: the retry rule).
-ROUTING3_BEFORE = "43f2c77"
+ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "9e0ecc6"
+#: The hierarchy's earlier runs on the same sample, shown beside it: before the service-name
+#: reading and the written tool name called (755fbd9), before `few_tools` and the retry
+#: rule (43f2c77).
+ROUTING3_BEFORE = ("755fbd9", "43f2c77")
 """The large-catalog runs pooled into one sample of 99 queries (seeds 0, 1 and 2)."""
 
 
@@ -299,7 +300,7 @@ def held_out_table() -> str:
     sides = {}
     for label, commit, side in (
         ("hierarchy", ROUTING3_HIERARCHY, "hierarchy"),
-        ("hierarchy, before", ROUTING3_BEFORE, "hierarchy"),
+        *((f"hierarchy, at {before}", before, "hierarchy") for before in ROUTING3_BEFORE),
         ("retrieval", ROUTING3_RETRIEVAL, "retrieval"),
     ):
         run = _run("e2e", commit, "catalog")
@@ -381,8 +382,8 @@ def ranking_table() -> str:
 #: calls written as text (`text_calls`, `unread_call`): the code each ran on.
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 #: The demo set with no guards section (the router chose `small` by the model's name),
-#: after the hand-ups of issue 56.
-GUARDS_CHOSEN = "755fbd9"
+#: after the hand-ups of issue 56: the current code's run, and the one before it.
+GUARDS_CHOSEN, GUARDS_CHOSEN_BEFORE = "9e0ecc6", "755fbd9"
 
 
 def demo_table() -> str:
@@ -393,9 +394,11 @@ def demo_table() -> str:
     unguarded = _run("e2e", GUARDS_CAPABLE, "demo")
     reading = _run("e2e", GUARDS_READING, "demo")
     chosen = _run("e2e", GUARDS_CHOSEN, "demo")
+    chosen_before = _run("e2e", GUARDS_CHOSEN_BEFORE, "demo")
     rows = []
     for label, run, side in (
         ("1.5B, hierarchy, no guards section: `small` chosen by its name", chosen, "hierarchy"),
+        ("1.5B, hierarchy, the same, the run before", chosen_before, "hierarchy"),
         ("1.5B, hierarchy, guard profile `small` (before the hand-ups)", guarded, "hierarchy"),
         ("1.5B, hierarchy, `capable` + `text_calls`, `unread_call`", reading, "hierarchy"),
         ("1.5B, hierarchy, guard profile `capable`", unguarded, "hierarchy"),

@@ -285,7 +285,7 @@ _log = logging.getLogger("meta_tools.guards")
 @cache
 def hint_small_profile() -> None:
     """Say once per process (cached) that the model writes its calls as text, which the
-    default profile takes as its answer: the 1.5B solved 0 of 45 demo tasks so, 39 under
+    default profile takes as its answer: the 1.5B solved 0 of 45 demo tasks so, 38 to 39 under
     `small`."""
     _log.warning(
         "the model wrote a tool call as text, which the guard profile in force ('capable')"

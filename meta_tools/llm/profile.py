@@ -38,7 +38,7 @@ GuardProfile = Literal["capable", "small"]
 
 SMALL_BELOW_B = 10.0
 """Models with fewer parameters (billions) get the small-model guards: the 1.5B solves
-39 of 45 demo tasks with them and none without; 1.5B to 8B models behind Ollama or
+38 to 39 of 45 demo tasks with them and none without; 1.5B to 8B models behind Ollama or
 llama.cpp write tool calls as text at times."""
 
 
