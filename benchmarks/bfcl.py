@@ -48,7 +48,7 @@ from .bfcl_sides import (
     read_back,
 )
 from .e2e_sides import CountingModel, judge_calls, show_precision, tool_use
-from .models import build_model
+from .models import build_model, replay_stats
 from .report import (
     RESULTS,
     Checkpoint,
@@ -375,6 +375,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="results file (default bfcl.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
     parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        help="a file of model replies: a request asked before gets its reply from there,"
+        " a new one is asked and added (benchmarks/replay.py)",
+    )
+    parser.add_argument(
         "--resume", action="store_true", help="keep the rows in --out, ask the rest"
     )
     args = parser.parse_args(argv)
@@ -392,6 +399,8 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
     wanted = args.sides.split(",") if args.sides else None
     model = build_model(args, recover_text_calls=True)
     plain = build_model(args, recover_text_calls=False)
+    if (replayed := replay_stats(model)) is not None:
+        record["replay"] = replayed  # the loop sides' (the plain side keeps its own count)
     try:
         if args.setting in ("direct", "both"):
             names = [c.strip() for c in args.categories.split(",") if c.strip()]

@@ -49,7 +49,7 @@ from .e2e_sides import (
     tool_use,
 )
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
-from .models import build_model
+from .models import build_model, replay_stats
 from .report import (
     RESULTS,
     Checkpoint,
@@ -434,6 +434,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
     parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        help="a file of model replies: a request asked before gets its reply from there,"
+        " a new one is asked and added (benchmarks/replay.py)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="catalog: keep the rows already in --out, ask the rest",
@@ -531,6 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "enable": args.enable,
         "commit": current_commit(),
     }
+    if (replayed := replay_stats(model)) is not None:
+        record["replay"] = replayed  # counted as the run goes: stored with every row
     asyncio.run(_run_sets(args, model, wanted, record))
     _say(f"-> {args.out or RESULTS / 'e2e.json'}")
     return 0

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from meta_tools.config import ModelConfig
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.recovery import RecoveringModel
+from meta_tools.llm.wrapper import find_model
 from meta_tools.router.from_config import model_from_config
 
 from .e2e_sides import CountingModel
+from .replay import ReplayModel
 
-__all__ = ["build_model"]
+__all__ = ["build_model", "replay_stats"]
 
 
 def build_model(
@@ -22,8 +26,11 @@ def build_model(
 ) -> ChatModel:
     """The model `--model`, `--base-url` and the other options name; every turn logged to `--log`.
 
-    `recover_text_calls` None keeps the client's own default.
+    `recover_text_calls` None keeps the client's own default. With `--replay FILE`, a
+    request asked before gets the reply kept there (`ReplayModel`), and calls written as
+    text are read after it, so that they are read by the code of the run.
     """
+    replay: Path | None = getattr(args, "replay", None)
     config = ModelConfig(
         provider=provider,
         name=args.model,
@@ -33,7 +40,22 @@ def build_model(
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         seed=0,
-        recover_text_calls=recover_text_calls,
+        recover_text_calls=recover_text_calls if replay is None else False,
     )
     model = model_from_config(config)
+    if replay is not None:
+        options = {
+            "model": args.model,
+            "max_tokens": args.max_tokens,
+            "temperature": args.temperature,
+        }
+        model = ReplayModel(model, replay, options=options)
+        if recover_text_calls:
+            model = RecoveringModel(model)
     return CountingModel(model, log=args.log) if args.log else model
+
+
+def replay_stats(model: ChatModel) -> dict[str, Any] | None:
+    """How many of `model`'s requests came from its replay file (None without one)."""
+    found = find_model(model, ReplayModel)
+    return None if found is None else found.stats
