@@ -689,5 +689,11 @@ class RecoveringModel:
         """The wrapped model's turn, with its text calls recovered."""
         return await arecover_turn(await self.inner.complete(request), request)
 
+    async def aclose(self) -> None:
+        """Close the wrapped model, if it has anything to close (an SDK client)."""
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
+
     def __repr__(self) -> str:
         return f"RecoveringModel({self.inner!r})"

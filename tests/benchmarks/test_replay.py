@@ -93,7 +93,10 @@ async def test_a_replayed_reply_is_read_for_calls_written_as_text_by_the_run_s_c
 
     for run in range(2):  # the second run replays: the server has no reply left
         model = build_model(_args(llm_server, path), recover_text_calls=True)
-        turn = await model.complete(request)
+        try:
+            turn = await model.complete(request)
+        finally:
+            await model.aclose()  # type: ignore[attr-defined]  # closes the SDK client inside
         assert [(c.name, c.arguments) for c in turn.tool_calls] == [("add", {"a": 2, "b": 3})]
         assert replay_stats(model) == {"file": "replies.jsonl", "replayed": run, "asked": 1 - run}
     assert len(llm_server.requests) == 1
