@@ -48,7 +48,7 @@ from .bfcl_sides import (
     read_back,
 )
 from .e2e_sides import CountingModel, judge_calls, show_precision, tool_use
-from .models import build_model, replay_stats
+from .models import add_replay, build_model, replay_stats
 from .report import (
     RESULTS,
     Checkpoint,
@@ -374,13 +374,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--out", type=Path, default=None, help="results file (default bfcl.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
-    parser.add_argument(
-        "--replay",
-        type=Path,
-        default=None,
-        help="a file of model replies: a request asked before gets its reply from there,"
-        " a new one is asked and added (benchmarks/replay.py)",
-    )
+    add_replay(parser)
     parser.add_argument(
         "--resume", action="store_true", help="keep the rows in --out, ask the rest"
     )

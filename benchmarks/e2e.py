@@ -49,7 +49,7 @@ from .e2e_sides import (
     tool_use,
 )
 from .e2e_tasks import FILES, TASKS, DemoTask, interleaved
-from .models import build_model, replay_stats
+from .models import add_replay, build_model, replay_stats
 from .report import (
     RESULTS,
     Checkpoint,
@@ -433,13 +433,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="public data folder")
     parser.add_argument("--out", type=Path, default=None, help="results file (default e2e.json)")
     parser.add_argument("--log", type=Path, default=None, help="append every model turn here")
-    parser.add_argument(
-        "--replay",
-        type=Path,
-        default=None,
-        help="a file of model replies: a request asked before gets its reply from there,"
-        " a new one is asked and added (benchmarks/replay.py)",
-    )
+    add_replay(parser)
     parser.add_argument(
         "--resume",
         action="store_true",

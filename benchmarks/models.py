@@ -15,7 +15,18 @@ from meta_tools.router.from_config import model_from_config
 from .e2e_sides import CountingModel
 from .replay import ReplayModel
 
-__all__ = ["build_model", "replay_stats"]
+__all__ = ["add_replay", "build_model", "replay_stats"]
+
+
+def add_replay(parser: argparse.ArgumentParser) -> None:
+    """The `--replay FILE` option `build_model` reads (e2e, bfcl)."""
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        help="a file of model replies: a request asked before gets its reply from there,"
+        " a new one is asked and added (benchmarks/replay.py)",
+    )
 
 
 def build_model(

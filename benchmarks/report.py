@@ -261,6 +261,7 @@ def _side(rows: Sequence[dict[str, Any]], side: str) -> dict[str, Any]:
         "calls": sum(r["llm_calls"] for r in mine),
         "prompt": sum(r["prompt_tokens"] for r in mine),
         "wall": sum(r["wall_s"] for r in mine),
+        "right_tool": sum(bool(r.get("right_tool")) for r in mine),
     }
 
 
@@ -495,9 +496,7 @@ def bfcl_pooled_table() -> str:
         for side, label in (("hierarchy", "hierarchy (`MainAgent`, 42 topic groups)"),
                             ("retrieval", "retrieval (BM25 top 10 of 1,746)")):  # fmt: skip
             t = _side(run["pooled"]["runs"], side)
-            right_tool = sum(bool(r.get("right_tool")) for r in run["pooled"]["runs"]
-                             if r["side"] == side)  # fmt: skip
-            rows.append([label, f"{t['right']} / {t['n']}", f"{right_tool}",
+            rows.append([label, f"{t['right']} / {t['n']}", f"{t['right_tool']}",
                          f"{t['calls'] / t['n']:.1f}", _n(t["prompt"] / t["n"]),
                          f"{t['wall'] / t['n']:.0f}",
                          _when(run | {"commit": BFCL_ASKED_AT.get((commit, side), commit)})])  # fmt: skip

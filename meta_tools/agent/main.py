@@ -168,7 +168,7 @@ class MainAgent:
         succeeded to `succeeded`. Also returns whether every call repeated one that had
         succeeded before (guard `repeat_rounds`).
         """
-        keys = {id(call): self._run_key(call, text) for call in calls}
+        keys = {id(call): self._run_key(call) for call in calls}
         repeats = only_repeats(keys.values(), succeeded)
         pairs = once(calls, lambda call: keys[id(call)])
         came_back: dict[int, CategoryReturned] = {}  # by the call that ran, as an object
@@ -222,29 +222,23 @@ class MainAgent:
     def category_for(self, call: ToolCall, text: str) -> str | None:
         """The slug of the category a call of this agent's model, for user message `text`,
         runs in first; None when it reaches none (an unknown name, bad arguments)."""
-        return self._runs_as(call, text)[0]
+        return self._reaches(self._as_category_call(call, text))
 
-    def _runs_as(self, call: ToolCall, text: str) -> tuple[str | None, ToolCall]:
-        """The slug of the category `call` runs in first (None when it reaches none) and
-        the call as the names stage reads it."""
-        category_call = self._as_category_call(call, text)
-        if not isinstance(category_call.arguments, dict):
-            return None, category_call
+    def _reaches(self, call: ToolCall) -> str | None:
+        """The slug of the category a call as read runs in first, or None."""
+        if not isinstance(call.arguments, dict):
+            return None
         try:
-            checked = self.meta.check_call(category_call.name, category_call.arguments)
+            return self.meta.check_call(call.name, call.arguments).category.slug
         except (CategoryNotFoundError, ToolArgumentsError):
-            return None, category_call
-        return checked.category.slug, category_call
+            return None
 
-    def _run_key(self, call: ToolCall, text: str) -> str:
-        """What `call` runs as, as a key: the category it reaches and its arguments as
-        read. Seen with the 1.5B: `entertainment` and `any_category` in one reply, both
-        for the user's message; `any_category` reached `entertainment`, which ran the
-        same tool twice."""
-        slug, read = self._runs_as(call, text)
-        return (
-            call_key(call.name, call.arguments) if slug is None else call_key(slug, read.arguments)
-        )
+    def _run_key(self, call: ToolCall) -> str:
+        """What a call the names stage read runs as, as a key: the category it reaches
+        and its arguments. Seen with the 1.5B: `entertainment` and `any_category` in one
+        reply, both for the user's message; `any_category` reached `entertainment`,
+        which ran the same tool twice."""
+        return call_key(self._reaches(call) or call.name, call.arguments)
 
     def request_for(self, text: str) -> ChatRequest:
         """The request this agent's model gets first for the user message `text`.

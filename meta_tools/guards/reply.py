@@ -132,7 +132,7 @@ class WrittenResult(ReplyGuard):
             named = name or category_named_in(written or "")
             target = (named and seen.category_for(named)) or ANY_CATEGORY
             return Route((Leg(target, seen.text, seen.text),))
-        if name is not None and seen.loop == "category" and not _required(name, seen.request):
+        if name is not None and seen.loop == "category" and not _requires(name, seen.request):
             return Replace(reply=AssistantTurn(tool_calls=[ToolCall(name=name)], recovered=1))
         note = self.say(name=name or "", past=past and written is None)
         return AskAgain([reply.as_message(), Message(role="user", content=note)])
@@ -169,11 +169,9 @@ def quoted(body: str, request: ChatRequest) -> bool:
     )
 
 
-def _required(name: str, request: ChatRequest) -> list[str]:
-    """The parameters the offered tool `name` requires."""
-    tool = next(tool for tool in request.tools if tool.name == name)
-    required = tool.parameters.get("required") or []
-    return [str(key) for key in required] if isinstance(required, list) else ["?"]
+def _requires(name: str, request: ChatRequest) -> bool:
+    """Whether the offered tool `name` requires an argument."""
+    return any(bool(tool.parameters.get("required")) for tool in request.tools if tool.name == name)
 
 
 def category_named_in(body: str) -> str | None:
