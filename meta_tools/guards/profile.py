@@ -37,6 +37,7 @@ from .base import (
     Stop,
 )
 from .calls import CallsGuard, MadeUpInput, RoundCap, UnfoundedCall
+from .findings import untaken_values
 from .names import NamesGuard, ObjectiveAsName, SpreadLists, ToolNameRoute
 from .note import Note
 from .reply import (
@@ -59,6 +60,7 @@ from .results import (
     ResultsAsAnswer,
     ResultsGuard,
     RetryDeclined,
+    UntakenInput,
 )
 from .stages import AnswerSeen, CallsSeen, NamesSeen, ReplySeen, ResultsSeen
 
@@ -81,6 +83,7 @@ ALL: tuple[type[Guard], ...] = (
     RoundCap,
     RepeatRounds,
     FoundNothing,
+    UntakenInput,
     HandUpResult,
     HandOnRest,
     RetryDeclined,
@@ -293,6 +296,11 @@ class Guards:
             if isinstance(action, Replace | Stop):
                 return action
         return None
+
+    def untaken(self, run: RunView) -> list[str]:
+        """The values the task gives that no call of the first round took (guard
+        `untaken_input`; [] when it is not in force)."""
+        return untaken_values(run) if self._in_force(UntakenInput) else []
 
     def found_nothing(self, executions: Sequence[Ran]) -> list[str]:
         """The tools whose calls worked and found nothing, when none found anything (guard

@@ -21,6 +21,7 @@ __all__ = [
     "ResultsAsAnswer",
     "ResultsGuard",
     "RetryDeclined",
+    "UntakenInput",
 ]
 
 
@@ -73,6 +74,17 @@ class FoundNothing(ResultsGuard):
     def found(executions: Sequence[Ran]) -> list[str]:
         """The tools whose calls worked and found nothing, when no call found anything."""
         return nothing_found(executions)
+
+
+class UntakenInput(ResultsGuard):
+    name = "untaken_input"
+    loops: ClassVar[frozenset[Loop]] = frozenset({"category"})
+    does = (
+        "After a first round that left a value the task gives unused (a web address, an"
+        " id, a quoted name), names it to the model as the part still to do."
+    )
+    # No hook: the category's evaluation prompt reads `Guards.untaken` (its `untaken`),
+    # and `hand_up_result` never hands up such a round.
 
 
 class HandUpResult(ResultsGuard):

@@ -98,6 +98,66 @@ async def test_a_second_round_is_never_cut_short() -> None:
     assert (result.summary, result.usage.llm_calls) == ("It is 5.", 3)
 
 
+@tool
+def hashtag(tag: str) -> dict[str, object]:
+    """Details of an Instagram hashtag: its posts."""
+    return {"tag": tag, "posts": 1200}
+
+
+@tool
+def story_by_url(url: str) -> dict[str, object]:
+    """The Instagram story at a web address."""
+    return {"url": url, "author": "chef_ana"}
+
+
+STORY = "https://instagram.com/stories/story1"
+SOCIAL_TASK = ("Hashtag details and the story", f"foodie {STORY}")
+UNTAKEN_NOTE = f'The task gives "{STORY}", which no call has used yet'
+
+
+def social(model: ScriptedModel, guards: str) -> CategoryManager:
+    return CategoryManager("Social", "Instagram.", [hashtag, story_by_url], model, guards=guards)
+
+
+async def test_a_value_no_call_took_keeps_the_run_going_and_is_named_to_the_model() -> None:
+    # Seen with the 1.5B: the hashtag call alone ran, and its result was handed up as
+    # the answer; the story the user gave the address of was never fetched.
+    model = ScriptedModel(
+        [
+            calls(("hashtag", {"tag": "foodie"})),
+            calls(("story_by_url", {"url": "instagram.com/stories/story1"})),
+            AssistantTurn(text="#foodie has 1200 posts; the story is by chef_ana."),
+        ]
+    )
+    result = await social(model, "small").run(*SOCIAL_TASK)
+    assert [e.tool for e in result.executions] == ["hashtag", "story_by_url"]
+    assert result.usage.llm_calls == 3
+    evaluation = model.requests[1].messages[-1].content or ""
+    assert UNTAKEN_NOTE in evaluation
+    # Once every value is taken, the usual evaluation follows.
+    assert "no call has used" not in (model.requests[2].messages[-1].content or "")
+    model.assert_complete()
+
+
+async def test_a_capable_model_is_not_told_of_values_its_calls_left_unused() -> None:
+    # The capable model's conversation is the one it had without the guard: it chose
+    # to answer from the hashtag alone, and nothing in its prompt second-guesses that.
+    model = ScriptedModel(
+        [calls(("hashtag", {"tag": "foodie"})), AssistantTurn(text="#foodie has 1200 posts.")]
+    )
+    result = await social(model, "capable").run(*SOCIAL_TASK)
+    assert (result.summary, result.usage.llm_calls) == ("#foodie has 1200 posts.", 2)
+    assert "no call has used" not in (model.requests[1].messages[-1].content or "")
+    model.assert_complete()
+
+
+async def test_results_that_took_every_value_the_task_gives_are_handed_up() -> None:
+    model = ScriptedModel([calls(("hashtag", {"tag": "foodie"}), ("story_by_url", {"url": STORY}))])
+    result = await social(model, "small").run(*SOCIAL_TASK)
+    assert (result.usage.llm_calls, len(result.executions)) == (1, 2)
+    model.assert_complete()
+
+
 def numbers_router(model: ScriptedModel, guards: str) -> MetaManager:
     return MetaManager([category(model, add, guards=guards)], guards=guards)
 
