@@ -173,6 +173,9 @@ def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) 
     told `did you mean 'read_file'?`, it declined. A name that several tools hold, or
     arguments another tool's schema would take, mean none: the model is told instead.
 
+    A tool's function written under another service's name means the one offered tool
+    with that function whose schema takes the call's arguments (`_same_function`).
+
     A name of two words or more that every fitting tool's name starts with is a
     family's (a service's) name: it means the first of them offered, the best-ranked.
     Seen with the 1.5B: `dna2protein` with `{"dna": ...}`, where `dna2protein__DNA2AminoAcid`
@@ -190,9 +193,35 @@ def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) 
         and _fits(arguments, schema)
     ]
     if not words or not fitting:
-        return None
+        return _same_function(name, arguments, offered)
     family = len(words) >= 2 and all(_words(tool)[: len(words)] == words for tool in fitting)
     return fitting[0] if len(fitting) == 1 or family else None
+
+
+def _same_function(
+    name: str, arguments: dict[str, Any], offered: Mapping[str, Properties]
+) -> str | None:
+    """The one offered tool whose function (the part after a service's `__`) `name` writes
+    under another service's name, and whose schema has every argument the call gives.
+
+    Seen with the 1.5B: `Password_Generator_API__Generate_Password`, with the eight
+    arguments of the offered `Password_Generator__Generate_Password`, beside the offered
+    `Password_Generator_API__Base`; told the name was not offered, it declined.
+    """
+    service, _, function = name.rpartition("__")
+    if not service or not function:
+        return None
+    key = _spelling(function)
+    same = [
+        tool
+        for tool, schema in offered.items()
+        if "__" in tool
+        and _spelling(tool.rpartition("__")[2]) == key
+        and set(schema.get("required") or ())
+        <= arguments.keys()
+        <= set(schema.get("properties") or {})
+    ]
+    return same[0] if len(same) == 1 else None
 
 
 def _judge(

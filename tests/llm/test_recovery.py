@@ -539,6 +539,42 @@ def test_a_name_no_family_of_tools_starts_with_is_not_guessed_between_them(
     assert meant_tool(name, arguments, DNA_TOOLS) is None
 
 
+PASSWORD_TOOLS = {  # as a category offered them
+    "ExplorArc_s_Password_Gen__Password_Generation": _schema(optional=("length",)),
+    "Password_Generator__Generate_Password": _schema(
+        optional=("length", "uppercase", "numbers", "symbols")
+    ),
+    "Password_Generator_API__Base": _schema(),
+}
+
+
+def test_a_function_written_under_another_service_s_name_means_the_tool_that_has_it() -> None:
+    """Seen with the 1.5B on the tuning split: `Password_Generator_API__Generate_Password`
+    with the arguments of `Password_Generator__Generate_Password`; told the name was not
+    offered, it declined."""
+    arguments = {"length": 12, "uppercase": True, "numbers": True}
+    written = "Password_Generator_API__Generate_Password"
+    assert meant_tool(written, arguments, PASSWORD_TOOLS) == "Password_Generator__Generate_Password"
+    assert meant_tool("Other__generate_passwords", arguments, PASSWORD_TOOLS) == (
+        "Password_Generator__Generate_Password"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        # The function's tool takes no `question`: a question put under a tool's name.
+        ("Password_Generator_API__Generate_Password", {"question": "How long?"}),
+        ("Generate_Password", {"length": 12}),  # no service written: no other service's
+        ("Password_Generator_API__Rotate_Password", {"length": 12}),  # no tool does that
+    ],
+)
+def test_a_function_is_not_moved_to_a_tool_that_does_not_take_its_arguments(
+    name: str, arguments: object
+) -> None:
+    assert meant_tool(name, arguments, PASSWORD_TOOLS) is None
+
+
 @pytest.mark.anyio
 async def test_a_short_name_runs_its_tool_in_a_whole_run() -> None:
     read: list[str] = []
