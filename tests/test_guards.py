@@ -757,6 +757,9 @@ def _ran(arguments: dict[str, object], round_: int = 1) -> Execution:
         ("on 2023-04-15 at 14:00", {"when": "2023-04-15T14:00:00"}, []),
         ("lat 46.8722, lon 8.5242", {"lat": 46.8722, "lon": 8.5242}, []),
         ("ids B094NVF2V1", {"ids": ["b094nvf2v1"]}, []),
+        # A JSON key is no value, and a value that names the tool that ran was taken.
+        ('{"city": "Paris", "unit": "C"}', {"city": "Paris"}, []),
+        ('run "t" on "Oslo"', {"city": "Bergen"}, ["Oslo"]),
         # Plain words and short numbers are not read; apostrophes open no quote.
         ("I'm in Mumbai for 3 days with my friends' car", {"city": "Delhi"}, []),
     ],

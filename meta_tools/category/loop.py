@@ -29,13 +29,14 @@ from ..guards import (
     Stop,
 )
 from ..guards.calls import UnfoundedCall
-from ..guards.findings import nothing_worked, results_so_far
+from ..guards.findings import done_so_far, nothing_worked, results_so_far
 from ..guards.note import Note
 from ..kernel import Again, Batch, Finish, Step
 from ..llm.types import AssistantTurn, ChatRequest, Message
 from .fence import tool_message
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
+from .task import task_message
 from .turns import (
     CONTROL_TOOLS,
     Answered,
@@ -74,7 +75,9 @@ class CategoryRound:
     def request(self) -> ChatRequest:
         self._started = time.perf_counter()
         offered = [*self.manager._definitions(self.run.tools), *CONTROL_TOOLS]
-        return ChatRequest(messages=list(self.state.messages), tools=offered)
+        messages, start = self.state.messages, self.state.asked_from
+        sent = [messages[0], *messages[start:]] if start else list(messages)
+        return ChatRequest(messages=sent, tools=offered)
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         return await self.manager._complete(self.run, request)
@@ -141,6 +144,9 @@ class CategoryRound:
         """The result a reply that calls no tool ends the run with: the model's, or the
         one a guard of the answer stage puts in its place."""
         state, guards, redactor = self.state, self.guards, self.manager.redactor
+        if state.asked_from and state.iteration == 1 and not isinstance(outcome, Declined):
+            # The rest asked for brought no call: what the first round found is the answer.
+            return self.from_results()
         match outcome:
             case Requested(missing, question):
                 result = self._result("insufficient_input", question or "More input is needed.")
@@ -195,9 +201,24 @@ class CategoryRound:
         if after.stop:
             return self.from_results()
         self.manager.offer(self.run)
+        if after.rest:
+            self._ask_rest(after.rest)
+            return None
         evaluation = self.manager._render(self.manager.prompts.tool_result_evaluation, self.run)
         self.state.messages.append(Message(role="user", content=evaluation))
         return None
+
+    def _ask_rest(self, values: Sequence[str]) -> None:
+        """Ask for the part of the task the round left undone as a task of its own: the
+        task with `values` as its input, what the round called as an earlier run, in a
+        conversation that goes on from the system prompt. Its results stay the run's."""
+        state = self.state
+        done = {"objective": state.objective, "summary": done_so_far(state)}
+        rest = task_message(
+            state.objective, ", ".join(values), [*state.past_runs, done], state.request
+        )
+        state.asked_from = len(state.messages)
+        state.messages.append(Message(role="user", content=rest))
 
     def _result(self, status: RunStatus, summary: str) -> CategoryResult:
         return self.manager._result(self.run, status, summary)

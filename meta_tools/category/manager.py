@@ -402,7 +402,6 @@ class CategoryManager:
             ),
             has_results=state.has_results,
             found_nothing=self.guards.found_nothing(state.executions),
-            untaken=self.guards.untaken(state),
             past_runs=state.past_runs,
             repeated=state.guarded[RepeatRounds.name] > 0,
         )

@@ -34,7 +34,6 @@ class PromptVariables(TypedDict):
     failed: list[str]
     has_results: bool
     found_nothing: list[str]
-    untaken: list[str]
     past_runs: list[dict[str, str]]
     repeated: bool
 
@@ -54,7 +53,6 @@ _SAMPLE = PromptVariables(
     failed=["t"],
     has_results=True,
     found_nothing=["t"],
-    untaken=["v"],
     past_runs=[{"objective": "o", "summary": "s"}],
 )
 # The other extreme a real call reaches: nothing offered, nothing done, nothing remembered.
@@ -71,7 +69,6 @@ _EMPTY_SAMPLE = PromptVariables(
     failed=[],
     has_results=False,
     found_nothing=[],
-    untaken=[],
     past_runs=[],
     repeated=True,
 )

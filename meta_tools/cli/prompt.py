@@ -105,7 +105,6 @@ def _after_one_round(
         failed=[],
         has_results=True,
         found_nothing=[],
-        untaken=[],
         past_runs=[],
         repeated=False,
     )

@@ -12,6 +12,7 @@ holds it with its budgets and texts. The stage modules hold the guards:
 from .base import (
     Action,
     AskAgain,
+    AskRest,
     Guard,
     GuardCounts,
     Hold,
@@ -33,6 +34,7 @@ __all__ = [
     "AfterRound",
     "AnswerSeen",
     "AskAgain",
+    "AskRest",
     "CallsSeen",
     "Guard",
     "GuardCounts",

@@ -197,10 +197,10 @@ def in_parts(request: str) -> bool:
 #: a quoted name, a word with a digit in it (an id, a code, a date: `8466138`,
 #: `B094NVF2V1`, `2023-04-15`). Plain words are not read: "Mumbai" may be a city a call
 #: takes, or a place the user mentions. A quote opens and closes beside no letter, so
-#: the apostrophes of "I'm" and "user's" open none.
+#: the apostrophes of "I'm" and "user's" open none; a quoted key (`"city":`) is no value.
 _GIVEN_VALUE = re.compile(
     r"(?P<address>https?://[^\s'\"<>]+|www\.[^\s'\"<>]+|[\w.+-]+@[\w-]+\.[\w.-]+)"
-    r"|(?<!\w)['\"\u2018\u201c](?P<quoted>[^'\"\u2019\u201d\n]{2,60})['\"\u2019\u201d](?!\w)"
+    r"|(?<!\w)['\"\u2018\u201c](?P<quoted>[^'\"\u2019\u201d\n]{2,60})['\"\u2019\u201d](?![\w\s]*:)(?!\w)"
     r"|(?P<token>\b(?=[\w-]*\d)[\w-]{3,}\b)",
     re.ASCII,
 )
@@ -218,11 +218,12 @@ def untaken_values(state: RunView) -> list[str]:
     was handed up as the answer; "the Anaheim Ducks ..., and the player with ID
     8466138" ran `getTeams` with the season only. A value counts as taken when an
     argument holds it, or is most of it, in any spelling (`game_of_thrones` takes
-    'Game of Thrones', `instagram.com/stories/story1` takes the address).
+    'Game of Thrones', `instagram.com/stories/story1` takes the address), or when it
+    names a tool that ran.
     """
     if state.iteration != 1 or not state.executions:
         return []
-    taken = [
+    taken = [squashed(ran.tool) for ran in state.executions] + [
         squashed(str(value))
         for ran in state.executions
         if isinstance(ran.arguments, dict)
@@ -239,15 +240,16 @@ def untaken_values(state: RunView) -> list[str]:
     return list(untaken.values())[:_UNTAKEN_SHOWN]
 
 
-def hands_up(state: RunView) -> bool:
-    """Whether the first round's results are the run's answer as they are: every call of
-    it worked, each found something, none was cut, and together they are short
+def hands_up(state: RunView, rounds: int = 1) -> bool:
+    """Whether the results of the run's first `rounds` rounds are its answer as they are
+    (two when the second asked for the rest of the task as a task of its own, guard
+    `untaken_input`): every call worked, each found something, none was cut, and together they are short
     (`HAND_UP_CHARS`), none says the work is still going, and the task is not one in
     steps, and every value the task gives was taken by a call (`untaken_values`). A
     failed, empty, long or unfinished result goes to the model to evaluate."""
-    if state.iteration != 1 or not state.executions:
+    if state.iteration != rounds or not state.executions:
         return False
-    if not all(e.ok and e.round == 1 for e in state.executions):
+    if not all(e.ok for e in state.executions):
         return False
     if any(found_nothing(e.result, e.arguments) for e in state.executions):
         return False

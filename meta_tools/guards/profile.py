@@ -25,6 +25,7 @@ from ..llm.types import AssistantTurn, ChatRequest, Message
 from .answer import AnswerGuard, AnswerWithoutResults, EchoedNote, InventedNumbers, RecitedRequest
 from .base import (
     AskAgain,
+    AskRest,
     Guard,
     GuardCounts,
     Hold,
@@ -37,7 +38,6 @@ from .base import (
     Stop,
 )
 from .calls import CallsGuard, MadeUpInput, RoundCap, UnfoundedCall
-from .findings import untaken_values
 from .names import NamesGuard, ObjectiveAsName, SpreadLists, ToolNameRoute
 from .note import Note
 from .reply import (
@@ -116,6 +116,8 @@ class AfterRound:
 
     stop: bool = False
     route: Route | None = None
+    rest: tuple[str, ...] = ()
+    """A category's: values the round left unused, to ask for as a task of their own."""
     notes: list[Message] = field(default_factory=list)
 
 
@@ -286,6 +288,8 @@ class Guards:
                 seen.new_results += len(action.legs)  # the parts handed on answer too
             elif isinstance(action, AskAgain):
                 after.notes.extend(action.messages)
+            elif isinstance(action, AskRest):
+                after.rest = action.values
         return after
 
     def on_answer(self, seen: AnswerSeen) -> Replace | Stop | None:
@@ -296,11 +300,6 @@ class Guards:
             if isinstance(action, Replace | Stop):
                 return action
         return None
-
-    def untaken(self, run: RunView) -> list[str]:
-        """The values the task gives that no call of the first round took (guard
-        `untaken_input`; [] when it is not in force)."""
-        return untaken_values(run) if self._in_force(UntakenInput) else []
 
     def found_nothing(self, executions: Sequence[Ran]) -> list[str]:
         """The tools whose calls worked and found nothing, when none found anything (guard

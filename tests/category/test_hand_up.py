@@ -112,42 +112,54 @@ def story_by_url(url: str) -> dict[str, object]:
 
 STORY = "https://instagram.com/stories/story1"
 SOCIAL_TASK = ("Hashtag details and the story", f"foodie {STORY}")
-UNTAKEN_NOTE = f'The task gives "{STORY}", which no call has used yet'
 
 
 def social(model: ScriptedModel, guards: str) -> CategoryManager:
     return CategoryManager("Social", "Instagram.", [hashtag, story_by_url], model, guards=guards)
 
 
-async def test_a_value_no_call_took_keeps_the_run_going_and_is_named_to_the_model() -> None:
+async def test_a_value_no_call_took_is_asked_for_as_a_task_of_its_own() -> None:
     # Seen with the 1.5B: the hashtag call alone ran, and its result was handed up as
     # the answer; the story the user gave the address of was never fetched.
     model = ScriptedModel(
         [
             calls(("hashtag", {"tag": "foodie"})),
             calls(("story_by_url", {"url": "instagram.com/stories/story1"})),
-            AssistantTurn(text="#foodie has 1200 posts; the story is by chef_ana."),
         ]
     )
     result = await social(model, "small").run(*SOCIAL_TASK)
     assert [e.tool for e in result.executions] == ["hashtag", "story_by_url"]
-    assert result.usage.llm_calls == 3
-    evaluation = model.requests[1].messages[-1].content or ""
-    assert UNTAKEN_NOTE in evaluation
-    # Once every value is taken, the usual evaluation follows.
-    assert "no call has used" not in (model.requests[2].messages[-1].content or "")
+    # Both results are the answer, handed up after the rest's own first round.
+    assert (result.status, result.usage.llm_calls) == ("success", 2)
+    assert "1200" in result.summary and "chef_ana" in result.summary
+    system, rest = model.requests[1].messages
+    assert system == model.requests[0].messages[0]
+    assert rest.content is not None and rest.content.endswith(f"Exact input: {STORY}")
+    assert "hashtag: ok" in rest.content  # what the first round did, as an earlier run
     model.assert_complete()
 
 
-async def test_a_capable_model_is_not_told_of_values_its_calls_left_unused() -> None:
+async def test_a_rest_that_brings_no_call_leaves_the_first_round_s_results_as_the_answer() -> None:
+    model = ScriptedModel(
+        [calls(("hashtag", {"tag": "foodie"})), AssistantTurn(text="Done, see above.")]
+    )
+    result = await social(model, "small").run(*SOCIAL_TASK)
+    assert (result.status, result.summary) == (
+        "success",
+        'hashtag: {"tag": "foodie", "posts": 1200}',
+    )
+    model.assert_complete()
+
+
+async def test_a_capable_model_is_never_asked_for_the_rest_of_its_task() -> None:
     # The capable model's conversation is the one it had without the guard: it chose
-    # to answer from the hashtag alone, and nothing in its prompt second-guesses that.
+    # to answer from the hashtag alone, and nothing second-guesses that.
     model = ScriptedModel(
         [calls(("hashtag", {"tag": "foodie"})), AssistantTurn(text="#foodie has 1200 posts.")]
     )
     result = await social(model, "capable").run(*SOCIAL_TASK)
     assert (result.summary, result.usage.llm_calls) == ("#foodie has 1200 posts.", 2)
-    assert "no call has used" not in (model.requests[1].messages[-1].content or "")
+    assert len(model.requests[1].messages) == 5  # system, task, call, result, evaluation
     model.assert_complete()
 
 

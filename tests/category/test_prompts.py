@@ -49,7 +49,6 @@ async def test_a_user_template_folder_overrides_one_template_and_keeps_the_other
         "failed": [],
         "has_results": True,
         "found_nothing": [],
-        "untaken": [],
         "repeated": False,
     }
     assert meta.get_category("text").prompts.tool_result_evaluation.render(
@@ -116,7 +115,6 @@ def test_the_default_templates_read_as_short_single_instructions_for_small_model
         "failed": [],
         "has_results": True,
         "found_nothing": [],
-        "untaken": [],
         "past_runs": [],
         "repeated": False,
     }
