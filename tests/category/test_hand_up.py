@@ -15,7 +15,7 @@ from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.guards.findings import HAND_UP_CHARS
-from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
+from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
@@ -111,6 +111,12 @@ def story_by_url(url: str) -> dict[str, object]:
 
 
 STORY = "https://instagram.com/stories/story1"
+
+
+def offered(request: ChatRequest) -> list[str]:
+    return [t.name for t in request.tools]
+
+
 SOCIAL_TASK = ("Hashtag details and the story", f"foodie {STORY}")
 
 
@@ -134,8 +140,11 @@ async def test_a_value_no_call_took_is_asked_for_as_a_task_of_its_own() -> None:
     assert "1200" in result.summary and "chef_ana" in result.summary
     system, rest = model.requests[1].messages
     assert system == model.requests[0].messages[0]
-    assert rest.content is not None and rest.content.endswith(f"Exact input: {STORY}")
-    assert "hashtag: ok" in rest.content  # what the first round did, as an earlier run
+    assert rest.content == f"Objective: {SOCIAL_TASK[0]}\nExact input: {STORY}"
+    # Offered the tool it had called, the 1.5B called it again: the rest is offered the others.
+    assert "hashtag" not in offered(model.requests[1]) and "story_by_url" in offered(
+        model.requests[1]
+    )
     model.assert_complete()
 
 
