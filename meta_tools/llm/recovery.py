@@ -182,8 +182,10 @@ def meant_tool(name: str, arguments: object, offered: Mapping[str, Properties]) 
     and `dna2protein__DNA2mRNA` both take `dna`; told the name was not offered, it declined.
     """
     found = offered_name(name, offered)
-    if found is not None or not isinstance(arguments, dict) or not arguments:
+    if found is not None or not isinstance(arguments, dict):
         return found
+    if not arguments:
+        return _same_function(name, arguments, offered)
     words = _words(name)
     fitting = [
         tool
@@ -206,7 +208,8 @@ def _same_function(
 
     Seen with the 1.5B: `Password_Generator_API__Generate_Password`, with the eight
     arguments of the offered `Password_Generator__Generate_Password`, beside the offered
-    `Password_Generator_API__Base`; told the name was not offered, it declined.
+    `Password_Generator_API__Base`; told the name was not offered, it declined. And
+    `Amazon_Data_v3__Categories_List` with no arguments, for `Amazon_Data_v2__Categories_List`.
     """
     service, _, function = name.rpartition("__")
     if not service or not function:

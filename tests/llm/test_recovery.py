@@ -558,6 +558,11 @@ def test_a_function_written_under_another_service_s_name_means_the_tool_that_has
     assert meant_tool("Other__generate_passwords", arguments, PASSWORD_TOOLS) == (
         "Password_Generator__Generate_Password"
     )
+    # With no arguments, a function only one offered tool has (and that requires nothing).
+    assert meant_tool("Password_Generator_v2__Base", {}, PASSWORD_TOOLS) == (
+        "Password_Generator_API__Base"
+    )
+    assert meant_tool("read", {}, FILE_TOOLS) is None  # no service written: nothing to move
 
 
 @pytest.mark.parametrize(
