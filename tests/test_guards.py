@@ -11,12 +11,10 @@ from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.fence import read_result
 from meta_tools.category.manager import CategoryManager
-from meta_tools.category.result import Execution
-from meta_tools.category.run import RunState
 from meta_tools.config import MetaToolsConfig
 from meta_tools.exceptions import ConfigError
 from meta_tools.guards import GUARDS, PROFILES, Guards, guard_table
-from meta_tools.guards.findings import found_nothing, invents_numbers, untaken_values
+from meta_tools.guards.findings import found_nothing, invents_numbers
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.llm.recovery import bare_name, recover_turn
 from meta_tools.llm.types import Message, ToolDefinition
@@ -731,50 +729,3 @@ async def test_an_earlier_tool_message_copied_whole_is_no_quote() -> None:
     assert await agent.ask("What is 2 + 2?") == "2 + 2 is 4."
     routed = main.requests[-1].messages
     assert routed[-2].tool_calls[0].name == "math_units" and "4" in routed[-1].content
-
-
-def _ran(arguments: dict[str, object], round_: int = 1) -> Execution:
-    return Execution(
-        tool="t", arguments=arguments, ok=True, result="{}", round=round_, duration_s=0
-    )
-
-
-@pytest.mark.parametrize(
-    ("exact_input", "arguments", "untaken"),
-    [
-        # An address, an id, a quoted name a call did not take.
-        (
-            "foodie https://instagram.com/stories/story1",
-            {"tag": "foodie"},
-            ["https://instagram.com/stories/story1"],
-        ),
-        ("Anaheim Ducks, 20172018 season, player ID 8466138", {"season": 20172018}, ["8466138"]),
-        ("'Game of Thrones' seasons", {"q": "drama"}, ["Game of Thrones"]),
-        ("write to ana@example.org", {"to": "bob@example.org"}, ["ana@example.org"]),
-        # Taken in another spelling, or as most of it.
-        ("'Game of Thrones' seasons", {"title": "game_of_thrones"}, []),
-        ("see https://instagram.com/stories/story1", {"url": "instagram.com/stories/story1"}, []),
-        ("on 2023-04-15 at 14:00", {"when": "2023-04-15T14:00:00"}, []),
-        ("lat 46.8722, lon 8.5242", {"lat": 46.8722, "lon": 8.5242}, []),
-        ("ids B094NVF2V1", {"ids": ["b094nvf2v1"]}, []),
-        # A JSON key is no value, and a value that names the tool that ran was taken.
-        ('{"city": "Paris", "unit": "C"}', {"city": "Paris"}, []),
-        ('run "t" on "Oslo"', {"city": "Bergen"}, ["Oslo"]),
-        # Plain words and short numbers are not read; apostrophes open no quote.
-        ("I'm in Mumbai for 3 days with my friends' car", {"city": "Delhi"}, []),
-    ],
-)
-def test_values_the_task_gives_that_no_call_took(
-    exact_input: str, arguments: dict[str, object], untaken: list[str]
-) -> None:
-    state = RunState("do it", exact_input, iteration=1, executions=[_ran(arguments)])
-    assert untaken_values(state) == untaken
-
-
-def test_untaken_values_are_read_after_the_first_round_only() -> None:
-    executions = [_ran({"tag": "foodie"})]
-    assert untaken_values(RunState("do it", "foodie 8466138", iteration=1, executions=executions))
-    assert not untaken_values(
-        RunState("do it", "foodie 8466138", iteration=2, executions=executions)
-    )
-    assert not untaken_values(RunState("do it", "foodie 8466138", iteration=1))

@@ -36,7 +36,6 @@ from ..llm.types import AssistantTurn, ChatRequest, Message
 from .fence import tool_message
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
-from .task import task_message
 from .turns import (
     CONTROL_TOOLS,
     Answered,
@@ -75,9 +74,7 @@ class CategoryRound:
     def request(self) -> ChatRequest:
         self._started = time.perf_counter()
         offered = [*self.manager._definitions(self.run.tools), *CONTROL_TOOLS]
-        messages, start = self.state.messages, self.state.asked_from
-        sent = [messages[0], *messages[start:]] if start else list(messages)
-        return ChatRequest(messages=sent, tools=offered)
+        return ChatRequest(messages=list(self.state.messages), tools=offered)
 
     async def complete(self, request: ChatRequest) -> AssistantTurn:
         return await self.manager._complete(self.run, request)
@@ -144,9 +141,6 @@ class CategoryRound:
         """The result a reply that calls no tool ends the run with: the model's, or the
         one a guard of the answer stage puts in its place."""
         state, guards, redactor = self.state, self.guards, self.manager.redactor
-        if state.asked_from and state.iteration == 1 and not isinstance(outcome, Declined):
-            # The rest asked for brought no call: what the first round found is the answer.
-            return self.from_results()
         match outcome:
             case Requested(missing, question):
                 result = self._result("insufficient_input", question or "More input is needed.")
@@ -201,28 +195,9 @@ class CategoryRound:
         if after.stop:
             return self.from_results()
         self.manager.offer(self.run)
-        if after.rest:
-            self._ask_rest(after.rest)
-            return None
         evaluation = self.manager._render(self.manager.prompts.tool_result_evaluation, self.run)
         self.state.messages.append(Message(role="user", content=evaluation))
         return None
-
-    def _ask_rest(self, values: Sequence[str]) -> None:
-        """Ask for the part of the task the round left undone as a task of its own: the
-        task with `values` as its input, in a conversation that goes on from the system
-        prompt, offered the tools the round did not call. Its results stay the run's.
-
-        Offered the tools it had called, or told which, the 1.5B called the same tool
-        again 6 times in 6 on the tune split (`Instagram_1__Hashtag` for the story at an
-        address). A rest the same tool would do with another value is left undone.
-        """
-        state, run = self.state, self.run
-        rest = task_message(state.objective, ", ".join(values), state.past_runs, state.request)
-        state.asked_from = len(state.messages)
-        state.messages.append(Message(role="user", content=rest))
-        used = set(state.used)
-        run.offer([t for t in run.tools if t.name not in used])
 
     def _result(self, status: RunStatus, summary: str) -> CategoryResult:
         return self.manager._result(self.run, status, summary)

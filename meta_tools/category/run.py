@@ -52,10 +52,6 @@ class RunState:
     """How many of `messages` a `ModelCalled` event has reported (each is reported once)."""
     past_runs: list[dict[str, str]] = field(default_factory=list)
     """The session's past runs (objective, summary) when this run started, shown to the LLM."""
-    asked_from: int = 0
-    """Where the conversation the model is sent goes on after its system prompt: 0 for
-    all of it; the message that asks for the rest of the task as a task of its own
-    (guard `untaken_input`) once one does."""
     guarded: GuardCounts = field(default_factory=GuardCounts)
     """How often each guard acted in this run (`meta_tools.guards`)."""
 

@@ -12,7 +12,6 @@ holds it with its budgets and texts. The stage modules hold the guards:
 from .base import (
     Action,
     AskAgain,
-    AskRest,
     Guard,
     GuardCounts,
     Hold,
@@ -34,7 +33,6 @@ __all__ = [
     "AfterRound",
     "AnswerSeen",
     "AskAgain",
-    "AskRest",
     "CallsSeen",
     "Guard",
     "GuardCounts",

@@ -6,8 +6,6 @@ action; the loop carries the action out, and no guard calls back into a loop:
 - `Allow` (None): nothing to do, the next guard is asked;
 - `Replace`: the reply, the calls or the answer read otherwise;
 - `AskAgain`: answer the reply with a note and ask the model again;
-- `AskRest`: ask a category's model for the part of its task a round left undone,
-  as a task of its own;
 - `Hold`: calls answered with why instead of run;
 - `Route`: a category call of the router's own (the main agent);
 - `Stop`: end with what the calls found (or a decline), without the model's words.
@@ -28,7 +26,6 @@ from ..llm.types import AssistantTurn, Message, ToolCall
 __all__ = [
     "Action",
     "AskAgain",
-    "AskRest",
     "Guard",
     "GuardCounts",
     "Hold",
@@ -70,15 +67,6 @@ class AskAgain:
 
 
 @dataclass(frozen=True, slots=True)
-class AskRest:
-    """Ask a category's model for the rest of its task as a task of its own: the task
-    with `values` (what the round left unused) as its input, in a conversation that
-    starts again after the system prompt. What the round found stays in the run."""
-
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class Hold:
     """Answer these calls with why (call id -> text) instead of running them."""
 
@@ -112,7 +100,7 @@ class Stop:
     declined: str = ""
 
 
-Action = Replace | AskAgain | AskRest | Hold | Route | Stop | None
+Action = Replace | AskAgain | Hold | Route | Stop | None
 
 
 @dataclass(slots=True)

@@ -33,7 +33,6 @@ __all__ = [
     "recites_request",
     "results_so_far",
     "unfinished",
-    "untaken_values",
 ]
 
 #: A result longer than this holds something: `found_nothing` never parses it.
@@ -193,63 +192,14 @@ def in_parts(request: str) -> bool:
     return in_steps(request) or _PARTS.search(request) is not None
 
 
-#: Values a task gives that a call takes as they are: a web address, an email address,
-#: a quoted name, a word with a digit in it (an id, a code, a date: `8466138`,
-#: `B094NVF2V1`, `2023-04-15`). Plain words are not read: "Mumbai" may be a city a call
-#: takes, or a place the user mentions. A quote opens and closes beside no letter, so
-#: the apostrophes of "I'm" and "user's" open none; a quoted key (`"city":`) is no value.
-_GIVEN_VALUE = re.compile(
-    r"(?P<address>https?://[^\s'\"<>]+|www\.[^\s'\"<>]+|[\w.+-]+@[\w-]+\.[\w.-]+)"
-    r"|(?<!\w)['\"\u2018\u201c](?P<quoted>[^'\"\u2019\u201d\n]{2,60})['\"\u2019\u201d](?![\w\s]*:)(?!\w)"
-    r"|(?P<token>\b(?=[\w-]*\d)[\w-]{3,}\b)",
-    re.ASCII,
-)
-#: Values named at most in a note.
-_UNTAKEN_SHOWN = 3
-
-
-def untaken_values(state: RunView) -> list[str]:
-    """The values the task gives (its objective and input, `_GIVEN_VALUE`) that no call
-    of the run took, after its first round; none later.
-
-    A value no call took is for a part of the task no call did. Seen with the 1.5B
-    over the large catalog: "hashtag details for 'foodie', and the story at
-    https://instagram.com/stories/story1" ran the hashtag tool only, and its result
-    was handed up as the answer; "the Anaheim Ducks ..., and the player with ID
-    8466138" ran `getTeams` with the season only. A value counts as taken when an
-    argument holds it, or is most of it, in any spelling (`game_of_thrones` takes
-    'Game of Thrones', `instagram.com/stories/story1` takes the address), or when it
-    names a tool that ran.
-    """
-    if state.iteration != 1 or not state.executions:
-        return []
-    taken = [squashed(ran.tool) for ran in state.executions] + [
-        squashed(str(value))
-        for ran in state.executions
-        if isinstance(ran.arguments, dict)
-        for value in leaves(ran.arguments)
-    ]
-    untaken: dict[str, str] = {}
-    for match in _GIVEN_VALUE.finditer(f"{state.objective}\n{state.exact_input}"):
-        value = (match.group("quoted") or match.group()).strip().rstrip(".,;:!?)")
-        given = squashed(value)
-        if len(given) < 3 or given in untaken:
-            continue
-        if not any(given in t or (len(t) >= max(4, len(given) // 2) and t in given) for t in taken):
-            untaken[given] = value
-    return list(untaken.values())[:_UNTAKEN_SHOWN]
-
-
-def hands_up(state: RunView, rounds: int = 1) -> bool:
-    """Whether the results of the run's first `rounds` rounds are its answer as they are
-    (two when the second asked for the rest of the task as a task of its own, guard
-    `untaken_input`): every call worked, each found something, none was cut, and together they are short
+def hands_up(state: RunView) -> bool:
+    """Whether the first round's results are the run's answer as they are: every call of
+    it worked, each found something, none was cut, and together they are short
     (`HAND_UP_CHARS`), none says the work is still going, and the task is not one in
-    steps, and every value the task gives was taken by a call (`untaken_values`). A
-    failed, empty, long or unfinished result goes to the model to evaluate."""
-    if state.iteration != rounds or not state.executions:
+    steps. A failed, empty, long or unfinished result goes to the model to evaluate."""
+    if state.iteration != 1 or not state.executions:
         return False
-    if not all(e.ok for e in state.executions):
+    if not all(e.ok and e.round == 1 for e in state.executions):
         return False
     if any(found_nothing(e.result, e.arguments) for e in state.executions):
         return False
@@ -259,8 +209,6 @@ def hands_up(state: RunView, rounds: int = 1) -> bool:
         return False  # a status poll: the model decides whether to ask again
     if in_steps(f"{state.objective}\n{state.exact_input}\n{state.request}"):
         return False  # the next step may need these results
-    if untaken_values(state):
-        return False  # a part of the task that value was for is still undone
     return len(results_so_far(state)) <= HAND_UP_CHARS
 
 

@@ -25,7 +25,6 @@ from ..llm.types import AssistantTurn, ChatRequest, Message
 from .answer import AnswerGuard, AnswerWithoutResults, EchoedNote, InventedNumbers, RecitedRequest
 from .base import (
     AskAgain,
-    AskRest,
     Guard,
     GuardCounts,
     Hold,
@@ -60,7 +59,6 @@ from .results import (
     ResultsAsAnswer,
     ResultsGuard,
     RetryDeclined,
-    UntakenInput,
 )
 from .stages import AnswerSeen, CallsSeen, NamesSeen, ReplySeen, ResultsSeen
 
@@ -83,7 +81,6 @@ ALL: tuple[type[Guard], ...] = (
     RoundCap,
     RepeatRounds,
     FoundNothing,
-    UntakenInput,
     HandUpResult,
     HandOnRest,
     RetryDeclined,
@@ -116,8 +113,6 @@ class AfterRound:
 
     stop: bool = False
     route: Route | None = None
-    rest: tuple[str, ...] = ()
-    """A category's: values the round left unused, to ask for as a task of their own."""
     notes: list[Message] = field(default_factory=list)
 
 
@@ -288,8 +283,6 @@ class Guards:
                 seen.new_results += len(action.legs)  # the parts handed on answer too
             elif isinstance(action, AskAgain):
                 after.notes.extend(action.messages)
-            elif isinstance(action, AskRest):
-                after.rest = action.values
         return after
 
     def on_answer(self, seen: AnswerSeen) -> Replace | Stop | None:

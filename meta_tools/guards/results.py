@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from ..llm.types import Message
 from ..support.text import clipped
-from .base import Action, AskAgain, AskRest, Guard, Leg, Loop, Ran, Route, Stage, Stop
-from .findings import hands_up, nothing_found, untaken_values
+from .base import Action, AskAgain, Guard, Leg, Loop, Ran, Route, Stage, Stop
+from .findings import hands_up, nothing_found
 from .main_checks import FOUND_CHARS, answer_alone, repeats_results
 from .stages import ResultsSeen
 
@@ -21,7 +21,6 @@ __all__ = [
     "ResultsAsAnswer",
     "ResultsGuard",
     "RetryDeclined",
-    "UntakenInput",
 ]
 
 
@@ -76,32 +75,6 @@ class FoundNothing(ResultsGuard):
         return nothing_found(executions)
 
 
-class UntakenInput(ResultsGuard):
-    name = "untaken_input"
-    loops: ClassVar[frozenset[Loop]] = frozenset({"category"})
-    does = (
-        "After a first round whose calls all worked but left a value the task gives"
-        " unused (a web address, an id, a quoted name), asks the model for that part as"
-        " a task of its own, instead of handing the round up as the answer."
-    )
-    budget = 1
-
-    def on_results(self, seen: ResultsSeen) -> Action:
-        # Asked in the same conversation ("the task gives X, which no call has used"),
-        # the 1.5B replied with nothing or copied the results, 6 times in 7 on the tune
-        # split; asked for the part as a task, it chooses as it does first.
-        run = seen.run
-        if run is None or seen.rejected or not self.within(seen.counts):
-            return None
-        if not all(e.ok for e in run.executions):
-            return None  # a failed call: the model evaluates it, as before
-        values = untaken_values(run)
-        if not values:
-            return None
-        seen.counts.add(self.name)
-        return AskRest(tuple(values))
-
-
 class HandUpResult(ResultsGuard):
     name = "hand_up_result"
     loops: ClassVar[frozenset[Loop]] = frozenset({"category"})
@@ -115,10 +88,7 @@ class HandUpResult(ResultsGuard):
         # The results answer as they are: a small model's restatement costs a call and
         # adds nothing (or numbers nobody found).
         run = seen.run
-        if run is None or seen.rejected:
-            return None
-        # A rest asked as a task of its own (`untaken_input`) ends after its first round too.
-        return Stop() if hands_up(run, rounds=1 + run.guarded[UntakenInput.name]) else None
+        return Stop() if run is not None and not seen.rejected and hands_up(run) else None
 
 
 class ResultsAsAnswer(ResultsGuard):

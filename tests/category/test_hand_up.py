@@ -15,7 +15,7 @@ from meta_tools import tool
 from meta_tools.agent import MainAgent
 from meta_tools.category.manager import CategoryManager
 from meta_tools.guards.findings import HAND_UP_CHARS
-from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
+from meta_tools.llm import AssistantTurn, ScriptedModel, ToolCall
 from meta_tools.router.manager import MetaManager
 
 pytestmark = pytest.mark.anyio
@@ -96,87 +96,6 @@ async def test_a_second_round_is_never_cut_short() -> None:
     )
     result = await category(model, broken, add).run("Add 2 and 3", "2 3")
     assert (result.summary, result.usage.llm_calls) == ("It is 5.", 3)
-
-
-@tool
-def hashtag(tag: str) -> dict[str, object]:
-    """Details of an Instagram hashtag: its posts."""
-    return {"tag": tag, "posts": 1200}
-
-
-@tool
-def story_by_url(url: str) -> dict[str, object]:
-    """The Instagram story at a web address."""
-    return {"url": url, "author": "chef_ana"}
-
-
-STORY = "https://instagram.com/stories/story1"
-
-
-def offered(request: ChatRequest) -> list[str]:
-    return [t.name for t in request.tools]
-
-
-SOCIAL_TASK = ("Hashtag details and the story", f"foodie {STORY}")
-
-
-def social(model: ScriptedModel, guards: str) -> CategoryManager:
-    return CategoryManager("Social", "Instagram.", [hashtag, story_by_url], model, guards=guards)
-
-
-async def test_a_value_no_call_took_is_asked_for_as_a_task_of_its_own() -> None:
-    # Seen with the 1.5B: the hashtag call alone ran, and its result was handed up as
-    # the answer; the story the user gave the address of was never fetched.
-    model = ScriptedModel(
-        [
-            calls(("hashtag", {"tag": "foodie"})),
-            calls(("story_by_url", {"url": "instagram.com/stories/story1"})),
-        ]
-    )
-    result = await social(model, "small").run(*SOCIAL_TASK)
-    assert [e.tool for e in result.executions] == ["hashtag", "story_by_url"]
-    # Both results are the answer, handed up after the rest's own first round.
-    assert (result.status, result.usage.llm_calls) == ("success", 2)
-    assert "1200" in result.summary and "chef_ana" in result.summary
-    system, rest = model.requests[1].messages
-    assert system == model.requests[0].messages[0]
-    assert rest.content == f"Objective: {SOCIAL_TASK[0]}\nExact input: {STORY}"
-    # Offered the tool it had called, the 1.5B called it again: the rest is offered the others.
-    assert "hashtag" not in offered(model.requests[1]) and "story_by_url" in offered(
-        model.requests[1]
-    )
-    model.assert_complete()
-
-
-async def test_a_rest_that_brings_no_call_leaves_the_first_round_s_results_as_the_answer() -> None:
-    model = ScriptedModel(
-        [calls(("hashtag", {"tag": "foodie"})), AssistantTurn(text="Done, see above.")]
-    )
-    result = await social(model, "small").run(*SOCIAL_TASK)
-    assert (result.status, result.summary) == (
-        "success",
-        'hashtag: {"tag": "foodie", "posts": 1200}',
-    )
-    model.assert_complete()
-
-
-async def test_a_capable_model_is_never_asked_for_the_rest_of_its_task() -> None:
-    # The capable model's conversation is the one it had without the guard: it chose
-    # to answer from the hashtag alone, and nothing second-guesses that.
-    model = ScriptedModel(
-        [calls(("hashtag", {"tag": "foodie"})), AssistantTurn(text="#foodie has 1200 posts.")]
-    )
-    result = await social(model, "capable").run(*SOCIAL_TASK)
-    assert (result.summary, result.usage.llm_calls) == ("#foodie has 1200 posts.", 2)
-    assert len(model.requests[1].messages) == 5  # system, task, call, result, evaluation
-    model.assert_complete()
-
-
-async def test_results_that_took_every_value_the_task_gives_are_handed_up() -> None:
-    model = ScriptedModel([calls(("hashtag", {"tag": "foodie"}), ("story_by_url", {"url": STORY}))])
-    result = await social(model, "small").run(*SOCIAL_TASK)
-    assert (result.usage.llm_calls, len(result.executions)) == (1, 2)
-    model.assert_complete()
 
 
 def numbers_router(model: ScriptedModel, guards: str) -> MetaManager:
