@@ -259,7 +259,14 @@ def demo_right(commit: str) -> int:
 def test_the_guard_figures_are_the_recorded_runs_they_name() -> None:
     guards_page = (DOCS / "guards.md").read_text(encoding="utf-8")
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    runs = (("6dabdcf", 0), ("95f00b3", 31), ("047a67d", 39), ("755fbd9", 39), ("9e0ecc6", 38), ("d8ce616", 39))
+    runs = (
+        ("6dabdcf", 0),
+        ("95f00b3", 31),
+        ("047a67d", 39),
+        ("755fbd9", 39),
+        ("9e0ecc6", 38),
+        ("d8ce616", 39),
+    )
     for commit, right in runs:
         assert demo_right(commit) == right
         assert re.search(rf"\| {right}\b[^|]*\| {commit} \|", guards_page), commit
