@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.owned import close_model
 from meta_tools.llm.types import AssistantTurn, ChatRequest
 
 __all__ = ["MAX_REPLIES", "ReplayModel", "request_key"]
@@ -87,6 +88,4 @@ class ReplayModel:
 
     async def aclose(self) -> None:
         """Close the wrapped model, if it has anything to close."""
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(self.model)

@@ -43,6 +43,7 @@ from ..support.off_loop import INLINE_CHARS, by_size
 from ..support.suggest import did_you_mean_tool, tool_text
 from ..support.text import clipped
 from .base import ChatModel
+from .owned import close_model
 from .quotes import Quotes
 from .text_calls import CALL_MARK, TextCalls, Written
 from .types import (
@@ -218,11 +219,7 @@ def _same_function(
     same = [
         tool
         for tool, schema in offered.items()
-        if "__" in tool
-        and _spelling(tool.rpartition("__")[2]) == key
-        and set(schema.get("required") or ())
-        <= arguments.keys()
-        <= set(schema.get("properties") or {})
+        if "__" in tool and _spelling(tool.rpartition("__")[2]) == key and _takes(arguments, schema)
     ]
     return same[0] if len(same) == 1 else None
 
@@ -459,10 +456,15 @@ def _quoted_arguments(call: ToolCall, parameters: Mapping[str, Properties], quot
 
 
 def _fits(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """True when `schema` requires something, and `arguments` has every required key of it
+    and no key it lacks (`_takes`)."""
+    return bool(schema.get("required")) and _takes(arguments, schema)
+
+
+def _takes(arguments: dict[str, Any], schema: dict[str, Any]) -> bool:
     """True when `arguments` has every required key of `schema` and no key it lacks."""
     required = set(schema.get("required") or ())
-    known = set(schema.get("properties") or {})
-    return bool(required) and required <= arguments.keys() <= known
+    return required <= arguments.keys() <= set(schema.get("properties") or {})
 
 
 def repetition(text: str) -> tuple[int, str] | None:
@@ -723,9 +725,7 @@ class RecoveringModel:
 
     async def aclose(self) -> None:
         """Close the wrapped model, if it has anything to close (an SDK client)."""
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(self.inner)
 
     def __repr__(self) -> str:
         return f"RecoveringModel({self.inner!r})"

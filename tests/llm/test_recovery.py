@@ -563,6 +563,9 @@ def test_a_function_written_under_another_service_s_name_means_the_tool_that_has
         "Password_Generator_API__Base"
     )
     assert meant_tool("read", {}, FILE_TOOLS) is None  # no service written: nothing to move
+    # A capable model's call to an offered tool is that tool, whatever another service has.
+    for offered in PASSWORD_TOOLS:
+        assert meant_tool(offered, arguments, PASSWORD_TOOLS) == offered
 
 
 @pytest.mark.parametrize(
