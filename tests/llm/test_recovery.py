@@ -583,6 +583,56 @@ def test_a_function_is_not_moved_to_a_tool_that_does_not_take_its_arguments(
     assert meant_tool(name, arguments, PASSWORD_TOOLS) is None
 
 
+CONTROL_TOOLS = PASSWORD_TOOLS | {
+    "request_input": _schema("missing", "question"),
+    "decline": _schema("reason", optional=("suggestion",)),
+    "Help_Desk__Ask": _schema("question"),
+}
+ASKING = {"missing": ["length"], "question": "How long should the passwords be?"}
+
+
+def test_a_control_call_s_arguments_under_a_tool_s_name_are_that_control_call() -> None:
+    """Seen with the 1.5B: `Translate_it__options` with request_input's `missing` and
+    `question`; the tool ignored them, ran, and counted as a wrong call."""
+    for name in ("Password_Generator__Generate_Password", "password_generator__generate_password"):
+        assert meant_tool(name, ASKING, CONTROL_TOOLS) == "request_input"
+    assert meant_tool("Translate_it__options", ASKING, CONTROL_TOOLS) is None  # not offered
+    why = {"reason": "No tool here converts units."}
+    assert meant_tool("Password_Generator_API__Base", why, CONTROL_TOOLS) == "decline"
+    # A tool that takes one of the arguments is called as written (a capable model's call).
+    assert meant_tool("Help_Desk__Ask", {"question": "Reset?"}, CONTROL_TOOLS) == "Help_Desk__Ask"
+    assert meant_tool("Help_Desk__Ask", ASKING, CONTROL_TOOLS) == "Help_Desk__Ask"
+    # Arguments that are not all a control call's, or no control call offered: as before.
+    mixed = ASKING | {"length": 12}
+    assert meant_tool("Password_Generator__Generate_Password", mixed, CONTROL_TOOLS) == (
+        "Password_Generator__Generate_Password"
+    )
+    assert meant_tool("Password_Generator__Generate_Password", ASKING, PASSWORD_TOOLS) == (
+        "Password_Generator__Generate_Password"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_question_written_under_a_tool_s_name_asks_it_and_runs_nothing() -> None:
+    ran: list[str] = []
+
+    @tool
+    def generate_password(length: int = 12) -> str:
+        """Generate a random password."""
+        ran.append("generate_password")
+        return "x" * length
+
+    asked = AssistantTurn(tool_calls=[ToolCall(name="generate_password", arguments=ASKING)])
+    model = RecoveringModel(ScriptedModel([asked]))
+    category = CategoryManager("Passwords", "Makes passwords.", [generate_password], model)
+
+    result = await category.run("Make a password", "")
+
+    assert ran == []
+    assert result.status == "insufficient_input"
+    assert result.question == ASKING["question"]
+
+
 @pytest.mark.anyio
 async def test_a_short_name_runs_its_tool_in_a_whole_run() -> None:
     read: list[str] = []
