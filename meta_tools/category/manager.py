@@ -199,8 +199,8 @@ class CategoryManager:
         """
         state = run.state
         shortlist = self.shortlist
-        few = self.guards.tools_a_call()
-        if few is not None and len(self.tools) > few:
+        few = self.guards.tools_a_call(len(self.tools))
+        if few is not None:
             # The best `few` only when the task's words reach that many: where they reach
             # fewer, the ranking cannot tell the rest apart, and the category's own
             # limits stand ("let everyone know lunch is here" names no tool's words).

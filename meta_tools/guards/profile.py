@@ -307,11 +307,13 @@ class Guards:
             return _NO_NOTE, ""
         return await echoed.own_note(run), echoed.say(tool="request_input")
 
-    def tools_a_call(self) -> int | None:
-        """At most how many tools a category's request offers (guard `few_tools`), or
-        None for the category's own limits."""
+    def tools_a_call(self, category_tools: int) -> int | None:
+        """At most how many tools a request of a category of `category_tools` tools
+        offers (guard `few_tools`), or None for the category's own limits."""
         guard = self._in_force(FewTools)
-        return None if guard is None else guard.tools_a_call
+        if guard is None or category_tools <= max(guard.whole, guard.tools_a_call):
+            return None
+        return guard.tools_a_call
 
     def retry_only_above(self, searched: bool) -> bool:
         """Whether a decline is retried only in a category ranked above the one first

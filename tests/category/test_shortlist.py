@@ -342,7 +342,7 @@ def test_two_rankings_take_turns_and_keep_each_item_once() -> None:
     assert alternate([], []) == []
 
 
-# -- guard few_tools: a small model is offered the best 5 ---------------------------------
+# -- guard few_tools: a small model is offered the best 2 ---------------------------------
 MONEY = {
     "convert_currency": "Convert an amount of money from one currency to another.",
     "currency_rates": "Today's exchange rates of a currency.",
@@ -358,9 +358,9 @@ def money() -> list[BaseTool]:
     return [make_tool(name, text) for name, text in {**MONEY, **TOPICS}.items()]
 
 
-async def test_a_small_model_is_offered_the_five_best_tools_and_a_capable_one_all() -> None:
+async def test_a_small_model_is_offered_the_two_best_tools_and_a_capable_one_all() -> None:
     everything = [t.name for t in money()]
-    for guards, expected in (("small", 5), ("capable", len(everything))):
+    for guards, expected in (("small", 2), ("capable", len(everything))):
         model = ScriptedModel([call("convert_currency"), AssistantTurn(text="12 EUR")])
         category = CategoryManager("All", "All tools.", money(), model, guards=guards)
         assert category.shortlist is None  # 18 tools: under the category's own limit
@@ -371,20 +371,30 @@ async def test_a_small_model_is_offered_the_five_best_tools_and_a_capable_one_al
         assert first[0] == "convert_currency" if guards == "small" else first == everything
 
 
+async def test_a_small_model_is_offered_a_category_of_five_tools_whole() -> None:
+    """A small category's tools differ by what they do (the demo's dates category has 5):
+    its model sees them all, as a capable one does."""
+    five = [make_tool(name, text) for name, text in list(MONEY.items())[:5]]
+    model = ScriptedModel([call("convert_currency"), AssistantTurn(text="12 EUR")])
+    category = CategoryManager("Money", "Money tools.", five, model, guards="small")
+    await category.run("Convert money to another currency", "10 USD to EUR")
+    assert offered(model.requests[0]) == [t.name for t in five]
+
+
 async def test_a_small_model_keeps_the_category_s_lower_limit_and_its_index() -> None:
     model = ScriptedModel.from_function(lambda r: AssistantTurn(text="no"))
     category = CategoryManager(
-        "All", "All tools.", money(), model, max_tools_per_prompt=3, guards="small"
+        "All", "All tools.", money(), model, max_tools_per_prompt=1, guards="small"
     )
     base = category.shortlist
     assert base is not None
     await category.run("Currency exchange rates", "USD")
     await category.run("Convert money to another currency", "10 USD to EUR")
-    assert all(len(offered(request)) == 3 for request in model.requests)
+    assert all(len(offered(request)) == 1 for request in model.requests)
     assert category._few is not None and category._few[1].index is base.index
 
 
-async def test_a_tool_a_small_model_used_stays_offered_beyond_the_five() -> None:
+async def test_a_tool_a_small_model_used_stays_offered_beyond_the_two() -> None:
     usd = {"query": "USD"}  # a value the task gave: no guard holds the call
     model = ScriptedModel(
         [
@@ -398,7 +408,7 @@ async def test_a_tool_a_small_model_used_stays_offered_beyond_the_five() -> None
     category = CategoryManager("All", "All tools.", money(), model, guards=guards)
     await category.run("Currency exchange rates today", "USD")
     first, second, _ = model.requests
-    assert len(offered(first)) == 5 and "shorten_url" not in offered(first)
+    assert len(offered(first)) == 2 and "shorten_url" not in offered(first)
     assert "shorten_url" in offered(second) and "currency_rates" in offered(second)
 
 
