@@ -483,11 +483,11 @@ def bfcl_table() -> str:
     )  # fmt: skip
 
 
-#: BFCL pooled runs, newest first: the current one (its retrieval rows asked at a0742af,
-#: see its `commit_note`) and the one before.
-BFCL_POOLED = ("438e651", "044273b")
+#: BFCL pooled runs, newest first: the current one and the one before (the retrieval rows
+#: of both were asked at a0742af, see their `commit_note`).
+BFCL_POOLED = ("2166aa0", "438e651")
 #: A side of a pooled run asked at another commit than the run's (kept by `--resume`).
-BFCL_ASKED_AT = {("438e651", "retrieval"): "a0742af"}
+BFCL_ASKED_AT = {("2166aa0", "retrieval"): "a0742af", ("438e651", "retrieval"): "a0742af"}
 
 
 def bfcl_pooled_table() -> str:
