@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.owned import close_model
 
 from .bfcl_check import CHECKER_MODEL, check, checker_version
 from .bfcl_data import (
@@ -421,9 +422,7 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
         _say(differences())
     finally:
         for each in (model, plain):
-            close = getattr(each, "aclose", None)
-            if close is not None:
-                await close()
+            await close_model(each)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

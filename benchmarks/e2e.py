@@ -30,6 +30,7 @@ from typing import Any
 from meta_tools.agent import MainAgent
 from meta_tools.config import RoutingConfig
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.owned import close_model
 from meta_tools.llm.profile import choose_profile
 from meta_tools.llm.recovery import looks_like_call
 from meta_tools.llm.types import AssistantTurn
@@ -502,9 +503,7 @@ async def _run_sets(
             store(out, args.model, record)
             _say(show(f"routing only, {args.model}", routed["sides"]))
     finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(model)
 
 
 def given(args: argparse.Namespace) -> str | None:

@@ -37,6 +37,7 @@ from meta_tools.kernel import (
     run_rounds,
 )
 from meta_tools.llm.base import ChatModel
+from meta_tools.llm.owned import close_model
 from meta_tools.llm.types import AssistantTurn, ChatRequest, Message
 from meta_tools.router.manager import ANY_CATEGORY, MetaManager
 from meta_tools.tools.base import BaseTool
@@ -164,9 +165,7 @@ class CountingModel:
 
     async def aclose(self) -> None:
         """Close the wrapped model, if it has anything to close."""
-        close = getattr(self.model, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(self.model)
 
     def take(self) -> RunUsage:
         """What was counted since the last `take`."""
