@@ -311,7 +311,7 @@ class Guards:
         """At most how many tools a request of a category of `category_tools` tools
         offers (guard `few_tools`), or None for the category's own limits."""
         guard = self._in_force(FewTools)
-        if guard is None or category_tools <= max(guard.whole, guard.tools_a_call):
+        if guard is None or category_tools <= guard.whole:
             return None
         return guard.tools_a_call
 

@@ -18,11 +18,13 @@ class RequestGuard(Guard):
 class FewTools(RequestGuard):
     """Seen with the 1.5B on the tuning part of the StableToolBench split, over categories
     of up to 200 tools offered best first:
-    - offered 8 a call (3531772), its calls to the first two tools were the gold tool 20
-      times in 26, to the fifth to eighth 1 time in 7 (`BMI_v2` for `Body_Mass_Index_BMI_Calc`);
-    - offered 5 (6c0a365 and a2f83f0, two samples of 36 queries), its first calls to the
-      first two were gold 39 times in 48, to the third to fifth 4 times in 22 (`MotorsportApi__Categories`
-      with no arguments for `CategoryFlag`, `getTeams` for `getTeam`).
+    - offered 8 a call (3531772), its calls to the first two tools were the gold tool
+      20 times in 26, to the fifth to eighth 1 time in 7 (`BMI_v2` for
+      `Body_Mass_Index_BMI_Calc`);
+    - offered 5 (6c0a365 and a2f83f0, two samples of 36 queries), its first calls to
+      the first two were gold 39 times in 48, to the third to fifth 4 times in 22
+      (`MotorsportApi__Categories` with no arguments for `CategoryFlag`, `getTeams`
+      for `getTeam`).
 
     The first two are the shortlist's best for the user's request and its best for the
     category's part of it (`Shortlist.select`). Offered those two, it solved 28 and 24 of the

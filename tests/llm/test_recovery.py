@@ -634,6 +634,29 @@ async def test_a_question_written_under_a_tool_s_name_asks_it_and_runs_nothing()
 
 
 @pytest.mark.anyio
+async def test_a_capable_model_s_call_with_a_control_call_s_arguments_runs_its_tool() -> None:
+    """`{"reason": ...}` is also `decline`'s whole argument list: a tool that takes
+    `reason` is called as written, with no extra LLM call."""
+    filed: list[str] = []
+
+    @tool
+    def file_ticket(reason: str) -> str:
+        """File a support ticket."""
+        filed.append(reason)
+        return "Ticket 42 filed."
+
+    call = {"reason": "The printer on floor 2 is jammed."}
+    turns = [AssistantTurn(tool_calls=[ToolCall(name="file_ticket", arguments=call)])]
+    scripted = ScriptedModel([*turns, AssistantTurn(text="Ticket 42 filed.")])
+    category = CategoryManager("Help", "The help desk.", [file_ticket], RecoveringModel(scripted))
+
+    result = await category.run("File a ticket for the jammed printer", call["reason"])
+
+    assert filed == [call["reason"]]
+    assert result.status == "success" and len(scripted.requests) == 2
+
+
+@pytest.mark.anyio
 async def test_a_short_name_runs_its_tool_in_a_whole_run() -> None:
     read: list[str] = []
 
