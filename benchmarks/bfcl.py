@@ -368,6 +368,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None,
                         help="N entries of each category (a sample drawn with --seed)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the samples")
+    parser.add_argument("--tune", action="store_true",
+                        help="draw from outside the reported sample (50 a category, seed 0)")  # fmt: skip
     parser.add_argument("--top-k", type=int, default=10, help="pooled: functions retrieval offers")
     parser.add_argument("--quantisation", default="unknown", help="recorded with the results")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per model request")
@@ -386,8 +388,13 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _samples(categories: Mapping[str, str], limit: int | None, seed: int) -> dict[str, Sample]:
-    return {name: sample(load_entries(bfcl), limit, seed) for name, bfcl in categories.items()}
+def _samples(
+    categories: Mapping[str, str], limit: int | None, seed: int, *, tune: bool = False
+) -> dict[str, Sample]:
+    return {
+        name: sample(load_entries(bfcl), limit, seed, tune=tune)
+        for name, bfcl in categories.items()
+    }
 
 
 async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> None:
@@ -399,7 +406,9 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
     try:
         if args.setting in ("direct", "both"):
             names = [c.strip() for c in args.categories.split(",") if c.strip()]
-            samples = _samples({c: CATEGORIES[c] for c in names}, args.limit, args.seed)
+            samples = _samples(
+                {c: CATEGORIES[c] for c in names}, args.limit, args.seed, tune=args.tune
+            )
             sides = [s for s in DIRECT_SIDES if wanted is None or s in wanted]
             save = checkpoint(out, args.model, record, "direct", benchmark="bfcl")
             done = stored_rows(out, args.model, "direct") if args.resume else []
@@ -410,7 +419,9 @@ async def _run(args: argparse.Namespace, record: dict[str, Any], out: Path) -> N
             _say(show_direct(f"BFCL direct, {args.model}", record["direct"]))
         if args.setting in ("pooled", "both"):
             pool = [e for category in LIVE for e in load_entries(category)]
-            samples = _samples({c: c for c in POOLED_QUESTIONS}, args.limit, args.seed)
+            samples = _samples(
+                {c: c for c in POOLED_QUESTIONS}, args.limit, args.seed, tune=args.tune
+            )
             sides = [s for s in POOLED_SIDES if wanted is None or s in wanted]
             save = checkpoint(out, args.model, record, "pooled", benchmark="bfcl")
             done = stored_rows(out, args.model, "pooled") if args.resume else []
@@ -439,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "checker_model_entry": CHECKER_MODEL,
         "limit": args.limit,
         "seed": args.seed,
+        "tune": args.tune,
         "options": {"max_tokens": args.max_tokens, "temperature": args.temperature, "seed": 0},
         "differences": list(DIFFERENCES),
     }

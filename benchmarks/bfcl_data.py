@@ -23,6 +23,7 @@ from meta_tools.tools.schema import type_word
 
 __all__ = [
     "CATEGORIES",
+    "HELD_OUT",
     "LIVE",
     "POOLED_QUESTIONS",
     "RAN",
@@ -345,8 +346,19 @@ class Sample:
     """None: every entry."""
 
 
-def sample(entries: Sequence[Entry], limit: int | None, seed: int) -> Sample:
-    """`limit` entries drawn with `seed` (all of them without a limit), in file order."""
+HELD_OUT = (50, 0)
+"""The reported sample of each category: 50 entries drawn with seed 0. `--tune` draws
+from the rest, so that a change is tried on questions the reported figures never see."""
+
+
+def sample(entries: Sequence[Entry], limit: int | None, seed: int, *, tune: bool = False) -> Sample:
+    """`limit` entries drawn with `seed` (all of them without a limit), in file order.
+
+    `tune`: drawn from the entries outside the held-out sample (`HELD_OUT`) instead.
+    """
+    if tune:
+        held = {e.id for e in sample(entries, *HELD_OUT).entries}
+        entries = [e for e in entries if e.id not in held]
     if limit is None or limit >= len(entries):
         return Sample(list(entries), len(entries))
     picked = set(random.Random(seed).sample(range(len(entries)), limit))

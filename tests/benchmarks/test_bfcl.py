@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks.bfcl_data import (
+    HELD_OUT,
     RAN,
     Entry,
     Ledger,
@@ -205,6 +206,16 @@ def test_a_sample_is_drawn_with_its_seed_and_kept_in_file_order() -> None:
     assert [e.id for e in sample(entries, 5, 4).entries] != [e.id for e in first.entries]
     whole = sample(entries, None, 3)
     assert (len(whole.entries), whole.seed) == (20, None)
+
+
+def test_a_tuning_sample_never_holds_a_reported_question() -> None:
+    entries = [entry_of([RIDE], id=f"x_{i}") for i in range(120)]
+    reported = {e.id for e in sample(entries, *HELD_OUT).entries}
+    tuning = sample(entries, 40, 1, tune=True)
+    assert len(tuning.entries) == 40 and not reported & {e.id for e in tuning.entries}
+    assert tuning.of == 120 - HELD_OUT[0]
+    every_other = sample(entries, None, 0, tune=True)
+    assert {e.id for e in every_other.entries} == {e.id for e in entries} - reported
 
 
 # --- BFCL's own data and checker -------------------------------------------------------
