@@ -323,6 +323,9 @@ class FlatRound:
         self.max_rounds, self.tool_timeout_s = max_rounds, tool_timeout_s
         self._asked = 0
 
+    async def opening(self) -> None:
+        return None  # no router: the model is asked first
+
     def may_ask(self) -> bool:
         return self._asked < self.max_rounds
 

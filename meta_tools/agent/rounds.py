@@ -2,6 +2,8 @@
 the spec `kernel.run_rounds` runs for `MainAgent`).
 
 A call is a category call; a round's calls run concurrently (`MainAgent.call_all`).
+Under guard `clear_route`, the one category the ranking offers for a conversation's
+first message runs with it before the model is asked.
 A reply without calls is the answer, unless it tells the user to use a category
 (guard `told_to_use`). After a round the model answers from the results, or the
 results are the answer (`results_as_answer`). Out of rounds, it is asked to answer
@@ -22,6 +24,7 @@ from ..guards import (
     GuardCounts,
     Guards,
     Hold,
+    Leg,
     NamesSeen,
     ReplySeen,
     ResultsSeen,
@@ -74,6 +77,17 @@ class MainRound:
         self._asked = 0
         self._returned: dict[str, CategoryResult] = {}
         self._only_repeats = False
+
+    async def opening(self) -> Again | Finish[str] | None:
+        """The one category the ranking offers for a conversation's first message, run
+        with the message before the model is asked (guard `clear_route`): the model
+        would only pass the message on. A later message may lean on earlier turns."""
+        if self.history or not self.guards.routes_first():
+            return None
+        target = self.agent.meta.clear_category(self.text)
+        if target is None:
+            return None
+        return await self.route(Route((Leg(target, self.text, self.text),)))
 
     def may_ask(self) -> bool:
         return self._asked < self.agent.max_rounds

@@ -68,6 +68,9 @@ class CategoryRound:
         self._started = 0.0
         self._note = Note()
 
+    async def opening(self) -> None:
+        return None  # a category's model is always asked first
+
     def may_ask(self) -> bool:
         return True
 

@@ -186,8 +186,9 @@ class Guard:
 
     A subclass says what it is (its class attributes) and implements the hook of its
     stage (`on_reply`, `on_names`, `on_calls`, `on_results`, `on_answer`); each returns
-    an action or None. A guard of the request stage has no hook: it is a limit the loop
-    reads as it builds its request (`Guards.tools_a_call`). The profile in force
+    an action or None. A guard of the request stage has no hook: it is a rule the loop
+    reads as it builds its request (`Guards.tools_a_call`, `Guards.routes_first`). The
+    profile in force
     (`Guards`) asks its guards in the order of `guards.ALL` and builds one instance of
     each, with the budget and the text the config gives.
 

@@ -49,7 +49,7 @@ from .reply import (
     hint_small_profile,
     writes_calls_as_text,
 )
-from .request import FewTools
+from .request import ClearRoute, FewTools
 from .results import (
     EachResult,
     FoundNothing,
@@ -68,6 +68,7 @@ ProfileName = Literal["capable", "small"]
 
 ALL: tuple[type[Guard], ...] = (
     FewTools,
+    ClearRoute,
     TextCalls,
     UnreadCall,
     WrittenResult,
@@ -314,6 +315,11 @@ class Guards:
         if guard is None or category_tools <= guard.whole:
             return None
         return guard.tools_a_call
+
+    def routes_first(self) -> bool:
+        """Whether a main agent runs the one category the ranking offers it for a
+        conversation's first message before asking its model (guard `clear_route`)."""
+        return self._in_force(ClearRoute) is not None
 
     def retry_only_above(self, searched: bool) -> bool:
         """Whether a decline is retried only in a category ranked above the one first

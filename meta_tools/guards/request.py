@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from .base import Guard, Loop, Stage
 
-__all__ = ["FewTools", "RequestGuard"]
+__all__ = ["ClearRoute", "FewTools", "RequestGuard"]
 
 
 class RequestGuard(Guard):
@@ -43,3 +43,28 @@ class FewTools(RequestGuard):
     tools_a_call: ClassVar[int] = 2
     whole: ClassVar[int] = 5
     """A category of at most this many tools is offered whole."""
+
+
+class ClearRoute(RequestGuard):
+    """Seen with the 1.5B over large catalogs, where the ranking offers the main agent the
+    categories within 10% of the best score (`routing.min_score_ratio`) and most messages
+    get one: its first category was never right where the ranking's first was wrong. On
+    the two StableToolBench tuning samples (36 queries each), the ranking's first
+    category held a gold tool for 34 and 34, its own first call for 33 and 32; on a
+    BFCL pooled tuning sample (50 questions), for {BFCL_TUNE}. Its call passes the
+    message on and costs a request, and its paraphrase loses values ("Lang Son" became
+    "Lang Son, fahrenheit"), or it answers itself ("5.0 + 3.0 is 8.0") where a tool was
+    asked for.
+
+    Only a conversation's first message is routed: a later one may lean on earlier
+    turns ("and in Paris?") that the message alone does not carry.
+    """
+
+    name = "clear_route"
+    loops: ClassVar[frozenset[Loop]] = frozenset({"main"})
+    does = (
+        "Runs the one category the ranking offers a main agent for a conversation's first"
+        " message (over more categories than `routing.max_categories`) with that message,"
+        " without the model call that would pass it on; the model answers from the"
+        " result, or calls more categories, unless the result is the answer."
+    )

@@ -68,6 +68,12 @@ class RoundSpec(Protocol[Done]):
         """The guards in force."""
         ...
 
+    async def opening(self) -> Again | Finish[Done] | None:
+        """The router's own calls before the first request (guard `clear_route`): the
+        exchange to start the conversation with, the end when their results are the
+        answer, or None to ask the model first."""
+        ...
+
     def may_ask(self) -> bool:
         """Whether the model may be asked again (else the loop is out of rounds)."""
         ...
@@ -130,10 +136,15 @@ async def run_rounds(spec: RoundSpec[Done]) -> Done:
     """Ask, read, run and judge, round after round, until the spec's loop ends.
 
     The guards in force act at their stages (`Guards.on_reply`, `on_results`; the spec
-    asks those of the names, calls and answer stages); the loop carries out what they
-    return. With no guard in force, each stage passes the model's reply and calls on.
+    asks those of the request, names, calls and answer stages); the loop carries out
+    what they return. With no guard in force, each stage passes the model's reply and calls on.
     """
     guards = spec.guards
+    opened = await spec.opening()
+    if isinstance(opened, Finish):
+        return opened.done
+    if opened is not None:
+        spec.add(opened.messages)
     while spec.may_ask():
         request = spec.request()
         reply = await spec.complete(request)

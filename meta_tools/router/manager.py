@@ -487,6 +487,16 @@ class MetaManager(AsyncCloseable):
         chosen = {r.category.slug for r in few} | set(include)
         return [r for r in ranked if r.category.slug in chosen]
 
+    def clear_category(self, request: str) -> str | None:
+        """The slug of the one category offered for `request` (`offered`: the router has
+        more categories than `routing.max_categories`, and no other scores within
+        `routing.min_score_ratio` of it) when the request's words reach its tools; else None."""
+        offered = self.offered(request)
+        if offered is None or len(offered) != 1:
+            return None
+        only = offered[0]
+        return only.category.slug if only.score > 0 and only.tools else None
+
     def tool_definitions(
         self, request: str | None = None, *, include: Iterable[str] = ()
     ) -> list[ToolDefinition]:
