@@ -32,7 +32,7 @@ from ..guards.calls import UnfoundedCall
 from ..guards.findings import nothing_worked, results_so_far
 from ..guards.note import Note
 from ..kernel import Again, Batch, Finish, Step
-from ..llm.types import AssistantTurn, ChatRequest, Message
+from ..llm.types import AssistantTurn, ChatRequest, Message, ToolDefinition
 from .fence import tool_message
 from .result import CategoryResult, RunStatus
 from .run import Run, RunState
@@ -83,9 +83,20 @@ class CategoryRound:
         return await self.manager._complete(self.run, request)
 
     def reply_seen(self, reply: AssistantTurn, request: ChatRequest) -> ReplySeen:
-        state = self.state
+        state, manager = self.state, self.manager
+
+        def unoffered() -> dict[str, ToolDefinition]:
+            shut = {*state.offered, *state.withdrawn}
+            others = [t for t in manager.tools.list_tools() if t.name not in shut]
+            return {d.name: d for d in manager._definitions(others)}
+
         return ReplySeen(
-            "category", reply, request, state.guarded, empty_counts=not state.has_results
+            "category",
+            reply,
+            request,
+            state.guarded,
+            empty_counts=not state.has_results,
+            unoffered=unoffered,
         )
 
     async def replied(self, reply: AssistantTurn, request: ChatRequest) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import ClassVar
 
@@ -48,14 +49,17 @@ class TextCalls(ReplyGuard):
     loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main", "flat"})
     does = (
         "Reads tool calls written as text (bare JSON, fences, tags) and calls to a near"
-        " spelling of an offered tool as the calls they mean; quotes of what the model"
-        " read stay text."
+        " spelling of an offered tool as the calls they mean, and a category's call to"
+        " one of its own tools it was not offered by that tool's name; quotes of what"
+        " the model read stay text."
     )
 
     async def on_reply(self, seen: ReplySeen) -> Action:
         reply = await arecover_turn(seen.reply, seen.request)
         if seen.loop == "main":  # a name that is no category may still mean one
             reply = await routable(reply, seen.request)
+        elif seen.unoffered is not None and reply.unread_call:
+            reply = await held_back(reply, seen.request, seen.unoffered())
         return Replace(reply=reply) if reply is not seen.reply else None
 
 
@@ -257,11 +261,34 @@ async def routable(reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
     name to its category, any other name as `any_category`); a name with no
     arguments is data, and calls quoted from the conversation are never read.
     """
+    names = _written_elsewhere(reply, request)
+    return await _read_with(reply, request, [ToolDefinition(name=n) for n in sorted(names)])
+
+
+async def held_back(
+    reply: AssistantTurn, request: ChatRequest, tools: Mapping[str, ToolDefinition]
+) -> AssistantTurn:
+    """`reply` with the calls it wrote as text to `tools` (a category's own, not offered),
+    by their exact names.
+
+    Seen with the 1.5B, offered two of a category's tools: it wrote a call to a third by
+    its name (`fetch_weather_data`, `Microsoft_Translator_Tex__Translate`); told the name
+    was not offered, it asked the user for the values it had just written, or declined.
+    A native call to such a tool runs (the category runs any of its tools); one written
+    as text now does too, its arguments checked against the tool's schema as any call's.
+    """
+    names = _written_elsewhere(reply, request)
+    return await _read_with(reply, request, [tools[n] for n in sorted(names) if n in tools])
+
+
+def _written_elsewhere(reply: AssistantTurn, request: ChatRequest) -> set[str]:
+    """The names of the calls a reply no reading understood writes to tools `request`
+    did not offer, with arguments (a bare name is data)."""
     if reply.tool_calls or not reply.unread_call or not reply.text:
-        return reply
+        return set()
     reading = WrittenCalls(reply.text)
     offered = {tool.name for tool in request.tools}
-    names = {
+    return {
         written.name
         for written in (*reading.tags, *reading.xml, *reading.json)
         if written.name not in offered
@@ -269,9 +296,15 @@ async def routable(reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
         and isinstance(written.arguments, dict)
         and not written.bare
     }
-    if not names:
+
+
+async def _read_with(
+    reply: AssistantTurn, request: ChatRequest, extra: Sequence[ToolDefinition]
+) -> AssistantTurn:
+    """`reply` read again as if `request` had also offered `extra`; as it was when that
+    reads no call."""
+    if not extra:
         return reply
-    extra = [ToolDefinition(name=name) for name in sorted(names)]
     widened = request.model_copy(update={"tools": [*request.tools, *extra]})
     read = await arecover_turn(reply.model_copy(update={"unread_call": None}), widened)
     return read if read.tool_calls else reply

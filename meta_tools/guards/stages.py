@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..llm.quotes import Quotes
-from ..llm.types import AssistantTurn, ChatRequest, ToolCall
+from ..llm.types import AssistantTurn, ChatRequest, ToolCall, ToolDefinition
 from ..tools.base import BaseTool
 from .base import GuardCounts, Loop, Result, RunView
 from .note import Note
@@ -34,6 +34,9 @@ class ReplySeen:
     """Whether a category was called for this question already (the main agent)."""
     category_for: Callable[[str], str | None] | None = None
     """The main agent's: the category a name means (offered, or holding a tool of that name)."""
+    unoffered: Callable[[], Mapping[str, ToolDefinition]] | None = None
+    """A category's: its tools not offered (nor withdrawn) by name, as the model would be
+    offered them; asked only for a reply that writes a call no reading understood."""
 
 
 @dataclass(slots=True)

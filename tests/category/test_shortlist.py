@@ -419,3 +419,39 @@ async def test_a_small_model_is_offered_every_tool_when_the_task_names_none_of_t
     category = CategoryManager("All", "All tools.", catalog(), model, guards="small")
     await category.run("Let everyone know lunch is here", "lunch is here")
     assert offered(model.requests[0]) == list(TOPICS)
+
+
+def written(name: str, **arguments: str) -> AssistantTurn:
+    """A call written as text, as the 1.5B writes its calls (a JSON fence)."""
+    call = json.dumps({"name": name, "arguments": arguments})
+    return AssistantTurn(text=f"```json\n{call}\n```")
+
+
+async def test_a_call_written_to_a_tool_of_the_category_not_offered_runs() -> None:
+    """Offered two, the 1.5B wrote a call to a third by its name (`fetch_weather_data`)."""
+    model = ScriptedModel([written("currency_history", query="USD"), AssistantTurn(text="done")])
+    guards = Guards("small", disable=["hand_up_result"])
+    category = CategoryManager("All", "All tools.", money(), model, guards=guards)
+    result = await category.run("Convert money to another currency", "10 USD to EUR")
+    first, second = model.requests
+    assert "currency_history" not in offered(first) and len(offered(first)) == 2
+    assert [(e.tool, e.arguments) for e in result.executions] == [
+        ("currency_history", {"query": "USD"})
+    ]
+    assert "currency_history" in offered(second)  # used: offered from now on
+
+
+async def test_a_call_written_to_a_name_the_category_lacks_is_answered_as_not_offered() -> None:
+    model = ScriptedModel([written("fetch_weather_data", query="Oslo"), AssistantTurn(text="no")])
+    category = CategoryManager("All", "All tools.", money(), model, guards="small")
+    result = await category.run("Convert money to another currency", "10 USD to EUR")
+    assert result.executions == []
+    note = model.requests[1].messages[-1].content or ""
+    assert "'fetch_weather_data' is not one of the offered tools" in note
+
+
+async def test_a_capable_model_s_call_written_as_text_stays_its_answer() -> None:
+    text = written("currency_history", query="USD")
+    category = CategoryManager("All", "All tools.", money(), ScriptedModel([text]))
+    result = await category.run("Convert money to another currency", "10 USD to EUR")
+    assert result.executions == [] and result.summary == text.text
