@@ -49,9 +49,9 @@ class TextCalls(ReplyGuard):
     loops: ClassVar[frozenset[Loop]] = frozenset({"category", "main", "flat"})
     does = (
         "Reads tool calls written as text (bare JSON, fences, tags) and calls to a near"
-        " spelling of an offered tool as the calls they mean, and a category's call to"
-        " one of its own tools it was not offered by that tool's name; quotes of what"
-        " the model read stay text."
+        " spelling of an offered tool as the calls they mean, as well as a category's"
+        " calls to its own tools it was not offered; quotes of what the model read stay"
+        " text."
     )
 
     async def on_reply(self, seen: ReplySeen) -> Action:
@@ -269,16 +269,18 @@ async def held_back(
     reply: AssistantTurn, request: ChatRequest, tools: Mapping[str, ToolDefinition]
 ) -> AssistantTurn:
     """`reply` with the calls it wrote as text to `tools` (a category's own, not offered),
-    by their exact names.
+    read as calls to offered tools are: by name, in another case or separators, with a
+    word in the plural (`recovery.meant_tool`).
 
-    Seen with the 1.5B, offered two of a category's tools: it wrote a call to a third by
-    its name (`fetch_weather_data`, `Microsoft_Translator_Tex__Translate`); told the name
-    was not offered, it asked the user for the values it had just written, or declined.
-    A native call to such a tool runs (the category runs any of its tools); one written
-    as text now does too, its arguments checked against the tool's schema as any call's.
+    Seen with the 1.5B, offered two of a category's tools: it wrote a call to another
+    (`fetch_weather_data`; `GET_quotes_by_year` for `GET_quote_by_Year`); told the name was
+    not offered, it asked the user for the values it had just written, or declined. A
+    native call to such a tool runs (the category runs any of its tools); one written as
+    text now does too, its arguments checked against the tool's schema as any call's.
     """
-    names = _written_elsewhere(reply, request)
-    return await _read_with(reply, request, [tools[n] for n in sorted(names) if n in tools])
+    if not _written_elsewhere(reply, request):
+        return reply
+    return await _read_with(reply, request, list(tools.values()))
 
 
 def _written_elsewhere(reply: AssistantTurn, request: ChatRequest) -> set[str]:

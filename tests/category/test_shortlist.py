@@ -427,18 +427,27 @@ def written(name: str, **arguments: str) -> AssistantTurn:
     return AssistantTurn(text=f"```json\n{call}\n```")
 
 
-async def test_a_call_written_to_a_tool_of_the_category_not_offered_runs() -> None:
-    """Offered two, the 1.5B wrote a call to a third by its name (`fetch_weather_data`)."""
-    model = ScriptedModel([written("currency_history", query="USD"), AssistantTurn(text="done")])
+@pytest.mark.parametrize(
+    ("name", "tool"),
+    [
+        ("currency_history", "currency_history"),
+        ("Currency-History", "currency_history"),
+        ("crypto_currency_prices", "crypto_currency_price"),
+    ],
+)
+async def test_a_call_written_to_a_tool_of_the_category_not_offered_runs(
+    name: str, tool: str
+) -> None:
+    """Offered two, the 1.5B wrote a call to a third (`fetch_weather_data`, and
+    `GET_quotes_by_year` for `GET_quote_by_Year`)."""
+    model = ScriptedModel([written(name, query="USD"), AssistantTurn(text="done")])
     guards = Guards("small", disable=["hand_up_result"])
     category = CategoryManager("All", "All tools.", money(), model, guards=guards)
     result = await category.run("Convert money to another currency", "10 USD to EUR")
     first, second = model.requests
-    assert "currency_history" not in offered(first) and len(offered(first)) == 2
-    assert [(e.tool, e.arguments) for e in result.executions] == [
-        ("currency_history", {"query": "USD"})
-    ]
-    assert "currency_history" in offered(second)  # used: offered from now on
+    assert tool not in offered(first) and len(offered(first)) == 2
+    assert [(e.tool, e.arguments) for e in result.executions] == [(tool, {"query": "USD"})]
+    assert tool in offered(second)  # used: offered from now on
 
 
 async def test_a_call_written_to_a_name_the_category_lacks_is_answered_as_not_offered() -> None:
