@@ -214,12 +214,12 @@ E2E_MODEL = "Qwen2.5-Coder-Instruct 1.5B, GGUF Q4_K_M, llama.cpp `llama-server`,
 POOLED = ("37b4ae8", "001c8b9", "458c575", "99a4c57")
 #: Routing 3: the held-out test sample (36 queries, 6 a subset, seed 0); retrieval run once
 #: as the baseline, the hierarchy per change (with the profile the router chooses).
-ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "2166aa0"
-#: The hierarchy's earlier runs on the same sample, shown beside it: before `few_tools`
-#: offered 2 tools (d8ce616, whose 36 outcomes were 9e0ecc6's), before the service-name
-#: reading and the written tool name called (755fbd9), before `few_tools` and the retry
-#: rule (43f2c77).
-ROUTING3_BEFORE = ("d8ce616", "755fbd9", "43f2c77")
+ROUTING3_RETRIEVAL, ROUTING3_HIERARCHY = "59cacfc", "1dcfbf3"
+#: The hierarchy's earlier runs on the same sample, shown beside it: before `clear_route`
+#: (2166aa0), before `few_tools` offered 2 tools (d8ce616, whose 36 outcomes were
+#: 9e0ecc6's), before the service-name reading and the written tool name called
+#: (755fbd9), before `few_tools` and the retry rule (43f2c77).
+ROUTING3_BEFORE = ("2166aa0", "d8ce616", "755fbd9", "43f2c77")
 """The large-catalog runs pooled into one sample of 99 queries (seeds 0, 1 and 2)."""
 
 
@@ -385,7 +385,7 @@ def ranking_table() -> str:
 GUARDS_SMALL, GUARDS_CAPABLE, GUARDS_READING = "047a67d", "6dabdcf", "95f00b3"
 #: The demo set with no guards section (the router chose `small` by the model's name),
 #: after the hand-ups of issue 56: the current code's run, and the one before it.
-GUARDS_CHOSEN, GUARDS_CHOSEN_BEFORE = "2166aa0", "d8ce616"
+GUARDS_CHOSEN, GUARDS_CHOSEN_BEFORE = "1dcfbf3", "2166aa0"
 
 
 def demo_table() -> str:
@@ -485,9 +485,9 @@ def bfcl_table() -> str:
 
 #: BFCL pooled runs, newest first: the current one and the one before (the retrieval rows
 #: of both were asked at a0742af, see their `commit_note`).
-BFCL_POOLED = ("2166aa0", "438e651")
+BFCL_POOLED = ("1dcfbf3", "2166aa0")
 #: A side of a pooled run asked at another commit than the run's (kept by `--resume`).
-BFCL_ASKED_AT = {("2166aa0", "retrieval"): "a0742af", ("438e651", "retrieval"): "a0742af"}
+BFCL_ASKED_AT = {("1dcfbf3", "retrieval"): "a0742af", ("2166aa0", "retrieval"): "a0742af"}
 
 
 def bfcl_pooled_table() -> str:

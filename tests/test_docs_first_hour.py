@@ -267,6 +267,7 @@ def test_the_guard_figures_are_the_recorded_runs_they_name() -> None:
         ("9e0ecc6", 38),
         ("d8ce616", 39),
         ("2166aa0", 39),
+        ("1dcfbf3", 39),
     )
     for commit, right in runs:
         assert demo_right(commit) == right
