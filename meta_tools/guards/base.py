@@ -188,9 +188,8 @@ class Guard:
     stage (`on_reply`, `on_names`, `on_calls`, `on_results`, `on_answer`); each returns
     an action or None. A guard of the request stage has no hook: it is a rule the loop
     reads as it builds its request (`Guards.tools_a_call`, `Guards.routes_first`). The
-    profile in force
-    (`Guards`) asks its guards in the order of `guards.ALL` and builds one instance of
-    each, with the budget and the text the config gives.
+    profile in force (`Guards`) asks its guards in the order of `guards.ALL` and builds
+    one instance of each, with the budget and the text the config gives.
 
     Attributes:
         name: how configs, traces and docs name it.

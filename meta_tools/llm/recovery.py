@@ -664,6 +664,7 @@ async def arecover_turn(turn: AssistantTurn, request: ChatRequest) -> AssistantT
     if not turn.text or not request.tools:
         return turn
     size = len(turn.text) + sum(len(message.content) for message in request.messages)
+    size += sum(len(tool.description) for tool in request.tools)  # each is read as a document
     if not _MAY_HOLD_CALL.search(turn.text):
         return recover_turn(turn, request)
     return await by_size(size, partial(recover_turn, turn, request))
