@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import ClassVar
 
@@ -58,8 +58,8 @@ class TextCalls(ReplyGuard):
         reply = await arecover_turn(seen.reply, seen.request)
         if seen.loop == "main":  # a name that is no category may still mean one
             reply = await routable(reply, seen.request)
-        elif seen.unoffered is not None and reply.unread_call:
-            reply = await held_back(reply, seen.request, seen.unoffered())
+        elif seen.unoffered is not None:
+            reply = await held_back(reply, seen.request, seen.unoffered)
         return Replace(reply=reply) if reply is not seen.reply else None
 
 
@@ -266,11 +266,14 @@ async def routable(reply: AssistantTurn, request: ChatRequest) -> AssistantTurn:
 
 
 async def held_back(
-    reply: AssistantTurn, request: ChatRequest, tools: Mapping[str, ToolDefinition]
+    reply: AssistantTurn,
+    request: ChatRequest,
+    tools: Callable[[], Mapping[str, ToolDefinition]],
 ) -> AssistantTurn:
-    """`reply` with the calls it wrote as text to `tools` (a category's own, not offered),
-    read as calls to offered tools are: by name, in another case or separators, with a
-    word in the plural (`recovery.meant_tool`).
+    """`reply` with the calls it wrote as text to `tools()` (a category's own, not offered;
+    built only for a reply that writes a call to a name not offered), read as calls to
+    offered tools are: by name, in another case or separators, with a word in the plural
+    (`recovery.meant_tool`).
 
     Seen with the 1.5B, offered two of a category's tools: it wrote a call to another
     (`fetch_weather_data`; `GET_quotes_by_year` for `GET_quote_by_Year`); told the name was
@@ -280,7 +283,7 @@ async def held_back(
     """
     if not _written_elsewhere(reply, request):
         return reply
-    return await _read_with(reply, request, list(tools.values()))
+    return await _read_with(reply, request, list(tools().values()))
 
 
 def _written_elsewhere(reply: AssistantTurn, request: ChatRequest) -> set[str]:

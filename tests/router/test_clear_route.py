@@ -10,7 +10,14 @@ from meta_tools.category.task import read_task
 from meta_tools.guards import Guards
 from meta_tools.llm import AssistantTurn, ChatRequest, ScriptedModel, ToolCall
 from meta_tools.router.manager import ANY_CATEGORY
-from tests.router.test_routing import category_named, has_results, offered, world
+from tests.router.test_routing import (
+    asks_any_category_for_the_league,
+    category_named,
+    has_results,
+    league_tables,
+    offered,
+    world,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -87,23 +94,8 @@ async def test_a_later_message_and_a_close_rival_go_to_the_model_first() -> None
 
 async def test_a_capable_main_agent_chooses_even_where_the_ranking_offers_one() -> None:
     """A capable model offered parcels alone may read the message otherwise: its call stands."""
-
-    def main_reply(request: ChatRequest) -> AssistantTurn:
-        if request.messages[-1].role == "tool":
-            return AssistantTurn(text="Arsenal are first.")
-        call = {"objective": "League table", "exact_input": "premier league"}
-        return AssistantTurn(tool_calls=[ToolCall(name=ANY_CATEGORY, arguments=call)])
-
-    def categories(request: ChatRequest) -> AssistantTurn:
-        if has_results(request):
-            return AssistantTurn(text="Arsenal first.")
-        call = ToolCall(name="league_table", arguments={"league": "premier league"})
-        return AssistantTurn(tool_calls=[call])
-
-    main, category_model = (
-        ScriptedModel.from_function(main_reply),
-        ScriptedModel.from_function(categories),
-    )
+    main = ScriptedModel.from_function(asks_any_category_for_the_league)
+    category_model = ScriptedModel.from_function(league_tables)
     meta = world(category_model, max_categories=2, min_score_ratio=0.9, guards="capable")
     assert meta.clear_category(PARCEL) == "parcels"
     assert await MainAgent(main, meta).ask(PARCEL) == "Arsenal are first."

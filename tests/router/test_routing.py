@@ -287,21 +287,25 @@ async def test_any_category_runs_a_task_in_the_best_ranked_category_of_all() -> 
         await meta.call_tool(ANY_CATEGORY, {"objective": "the league table"})
 
 
+def asks_any_category_for_the_league(request: ChatRequest) -> AssistantTurn:
+    """A main agent that sends the league table to `any_category`, then answers."""
+    if request.messages[-1].role == "tool":
+        return AssistantTurn(text="Arsenal are first.")
+    call = {"objective": "League table", "exact_input": "premier league"}
+    return AssistantTurn(tool_calls=[ToolCall(name=ANY_CATEGORY, arguments=call)])
+
+
+def league_tables(request: ChatRequest) -> AssistantTurn:
+    """Categories whose model calls `league_table`, then answers."""
+    if has_results(request):
+        return AssistantTurn(text="Arsenal first.")
+    call = ToolCall(name="league_table", arguments={"league": "premier league"})
+    return AssistantTurn(tool_calls=[call])
+
+
 async def test_main_agent_offers_ranked_categories_reaches_others_and_keeps_those_it_used() -> None:
-    def main_model(request: ChatRequest) -> AssistantTurn:
-        if request.messages[-1].role == "tool":
-            return AssistantTurn(text="Arsenal are first.")
-        call = {"objective": "League table", "exact_input": "premier league"}
-        return AssistantTurn(tool_calls=[ToolCall(name=ANY_CATEGORY, arguments=call)])
-
-    def categories(request: ChatRequest) -> AssistantTurn:
-        if has_results(request):
-            return AssistantTurn(text="Arsenal first.")
-        call = ToolCall(name="league_table", arguments={"league": "premier league"})
-        return AssistantTurn(tool_calls=[call])
-
-    main = ScriptedModel.from_function(main_model)
-    category_model = ScriptedModel.from_function(categories)
+    main = ScriptedModel.from_function(asks_any_category_for_the_league)
+    category_model = ScriptedModel.from_function(league_tables)
     agent = MainAgent(main, world(category_model, max_categories=1))
     assert await agent.ask("Track parcel CA107 where is my parcel") == "Arsenal are first."
     assert offered(main.requests[0].tools) == ["parcels", ANY_CATEGORY]
