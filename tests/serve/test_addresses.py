@@ -198,11 +198,12 @@ async def test_a_client_on_a_port_another_client_used_does_not_inherit_its_memor
 ) -> None:
     """Alice calls replica 1 from port P; later mallory binds P and calls replica 2."""
     redis_url = request.getfixturevalue("redis_url") if backend == "redis" else None
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     seen: list[int] = []
     async with two_replicas(backend, redis_url) as (model, (first, second)):
+        # Chosen once the replicas listen: a port freed before they start may become theirs.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
         async with mcp_client(first, transport=FromPort(port), ports=seen) as alice:
             await call(alice, "alice private plan")
         async with mcp_client(second, transport=FromPort(port), ports=seen) as mallory:
